@@ -1,0 +1,26 @@
+//! Runtime settings that dispatch acts on.
+
+use std::time::Duration;
+
+use crate::sealing::SealPolicy;
+
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// A handler run longer than this is abandoned with an internal error.
+    pub request_timeout: Duration,
+    /// Input-required rounds one flow may take before the runtime stops it.
+    pub max_rounds: u32,
+    /// `None`: `requestState` passes through exactly as the handler wrote it (library users
+    /// who configure no security). The `roundtrip` binary always seals.
+    pub sealing: Option<SealPolicy>,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        Self {
+            request_timeout: Duration::from_secs(60),
+            max_rounds: 8,
+            sealing: None,
+        }
+    }
+}

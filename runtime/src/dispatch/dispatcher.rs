@@ -1,0 +1,385 @@
+//! The Dispatcher actor: one per HTTP worker thread (or stdio session), never one mailbox
+//! shared by every request.
+//!
+//! It owns the worker's snapshot of the key rings, which the KeyManager pushes to it, so no
+//! request waits on another thread. Each request is handled as a `ResponseFuture`: the
+//! mailbox is free again as soon as the request is routed, and requests on the same worker
+//! run concurrently. Modern requests need no per-request actor: their handler run is this
+//! future, cancelled when the client goes away (the transport's drop guard trips the token).
+
+use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use futures_util::FutureExt;
+use serde_json::{json, Map, Value};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+use tracing::field::Empty;
+use tracing::Instrument;
+
+use super::config::RuntimeConfig;
+use super::envelope::{Envelope, HttpHeaders};
+use super::methods;
+use super::mrtr::{self, Produced};
+use super::protection::Protection;
+use super::stamp;
+use crate::handler::{Context, Notifier, Outcome};
+use crate::protocol::meta::SUBSCRIPTION_ID;
+use crate::protocol::{ClientCapabilities, Era, McpError, Request, RequestId};
+use crate::sealing::{EnsureTenant, KeyManager, KeyRings, KeyRingsChanged, Subscribe};
+use crate::tenancy::{ListChanged, Principal, Tenant};
+
+/// What the request may receive and may be asked for, by era: from the `_meta` envelope on
+/// a modern request, from the session on a legacy one.
+#[derive(Debug, Clone)]
+pub struct Scope {
+    pub era: Era,
+    pub client_capabilities: ClientCapabilities,
+}
+
+impl From<&Envelope> for Scope {
+    fn from(e: &Envelope) -> Self {
+        Scope {
+            era: e.version.era(),
+            client_capabilities: e.meta.client_capabilities.clone(),
+        }
+    }
+}
+
+/// One request, ready to dispatch.
+#[derive(Debug)]
+pub struct Call {
+    pub tenant: Arc<Tenant>,
+    pub principal: Principal,
+    pub request: Request,
+    pub scope: Scope,
+    /// The HTTP headers, for `Mcp-Param-*` checks; `None` on stdio.
+    pub headers: Option<HttpHeaders>,
+    pub notifier: Option<Notifier>,
+    pub cancel: CancellationToken,
+}
+
+/// The answer to a request, before the transport frames it.
+#[derive(Debug)]
+pub enum Reply {
+    /// A stamped result object.
+    Result(Map<String, Value>),
+    Error(McpError),
+    /// `subscriptions/listen`: the transport streams.
+    Listen(Listen),
+    /// The client went away; nothing is sent.
+    Cancelled,
+}
+
+/// An accepted `subscriptions/listen`: what was honoured and the tenant's change feed.
+#[derive(Debug)]
+pub struct Listen {
+    pub subscription_id: RequestId,
+    pub events: broadcast::Receiver<ListChanged>,
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    uris: HashSet<String>,
+}
+
+impl Listen {
+    pub(crate) fn new(
+        subscription_id: RequestId,
+        events: broadcast::Receiver<ListChanged>,
+        tools: bool,
+        prompts: bool,
+        resources: bool,
+        uris: HashSet<String>,
+    ) -> Self {
+        Self {
+            subscription_id,
+            events,
+            tools,
+            prompts,
+            resources,
+            uris,
+        }
+    }
+
+    /// `notifications/subscriptions/acknowledged`, naming exactly what will be delivered.
+    pub fn acknowledgement(&self) -> (&'static str, Value) {
+        let mut honoured = Map::new();
+        if self.tools {
+            honoured.insert("toolsListChanged".into(), json!(true));
+        }
+        if self.prompts {
+            honoured.insert("promptsListChanged".into(), json!(true));
+        }
+        if self.resources {
+            honoured.insert("resourcesListChanged".into(), json!(true));
+        }
+        if !self.uris.is_empty() {
+            let mut uris: Vec<_> = self.uris.iter().collect();
+            uris.sort();
+            honoured.insert("resourceSubscriptions".into(), json!(uris));
+        }
+        (
+            "notifications/subscriptions/acknowledged",
+            json!({ "notifications": honoured, "_meta": self.meta() }),
+        )
+    }
+
+    /// The notification for `event`, if the subscriber asked for it.
+    pub fn render(&self, event: &ListChanged) -> Option<(&'static str, Value)> {
+        let method = match event {
+            ListChanged::Tools if self.tools => "notifications/tools/list_changed",
+            ListChanged::Prompts if self.prompts => "notifications/prompts/list_changed",
+            ListChanged::Resources if self.resources => "notifications/resources/list_changed",
+            ListChanged::ResourceUpdated(uri) if self.uris.contains(uri) => {
+                return Some((
+                    "notifications/resources/updated",
+                    json!({ "uri": uri, "_meta": self.meta() }),
+                ))
+            }
+            _ => return None,
+        };
+        Some((method, json!({ "_meta": self.meta() })))
+    }
+
+    /// The result that closes the stream gracefully.
+    pub fn closing_result(&self, server_info: &Value) -> Map<String, Value> {
+        let mut out = Map::new();
+        out.insert("_meta".into(), self.meta());
+        let _ = stamp::stamp("subscriptions/listen", &mut out, Era::Modern, server_info);
+        out
+    }
+
+    fn meta(&self) -> Value {
+        json!({ SUBSCRIPTION_ID: self.subscription_id })
+    }
+}
+
+/// Dispatch one request.
+#[derive(Message)]
+#[rtype(result = "Reply")]
+pub struct Dispatch(pub Call);
+
+pub struct Dispatcher {
+    config: Arc<RuntimeConfig>,
+    key_manager: Option<Addr<KeyManager>>,
+    rings: KeyRings,
+}
+
+impl Dispatcher {
+    /// `rings` is the snapshot current at start-up; updates arrive from `key_manager`.
+    pub fn new(
+        config: Arc<RuntimeConfig>,
+        key_manager: Option<Addr<KeyManager>>,
+        rings: KeyRings,
+    ) -> Self {
+        Self {
+            config,
+            key_manager,
+            rings,
+        }
+    }
+
+    /// The protection for `tenant`, or `None` when its ring must first be fetched.
+    fn protection(&self, tenant: &Tenant) -> Option<Protection> {
+        let Some(policy) = &self.config.sealing else {
+            return Some(Protection::PassThrough);
+        };
+        let ring = self.rings.get(tenant.slug())?.clone();
+        Some(Protection::Sealed {
+            policy: tenant_policy(policy, tenant),
+            ring,
+        })
+    }
+}
+
+fn tenant_policy(
+    policy: &crate::sealing::SealPolicy,
+    tenant: &Tenant,
+) -> crate::sealing::SealPolicy {
+    let mut p = policy.clone();
+    if let Some(ttl) = tenant.settings().state_ttl {
+        p.ttl = ttl;
+    }
+    p
+}
+
+impl Actor for Dispatcher {
+    type Context = actix::Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        if let Some(km) = &self.key_manager {
+            km.do_send(Subscribe(ctx.address().recipient()));
+        }
+    }
+}
+
+impl Handler<KeyRingsChanged> for Dispatcher {
+    type Result = ();
+
+    fn handle(&mut self, msg: KeyRingsChanged, _ctx: &mut Self::Context) {
+        self.rings = msg.0;
+    }
+}
+
+impl Handler<Dispatch> for Dispatcher {
+    type Result = ResponseFuture<Reply>;
+
+    fn handle(&mut self, Dispatch(call): Dispatch, _ctx: &mut Self::Context) -> Self::Result {
+        let config = self.config.clone();
+        let ready = self.protection(&call.tenant);
+        let km = self.key_manager.clone();
+        Box::pin(async move {
+            let protection = match ready {
+                Some(p) => p,
+                None => match fetch_ring(km, &call.tenant, &config).await {
+                    Some(p) => p,
+                    None => {
+                        return Reply::Error(McpError::internal(
+                            "Internal error: no key ring for tenant",
+                        ))
+                    }
+                },
+            };
+            dispatch(call, protection, config).await
+        })
+    }
+}
+
+async fn fetch_ring(
+    km: Option<Addr<KeyManager>>,
+    tenant: &Tenant,
+    config: &RuntimeConfig,
+) -> Option<Protection> {
+    let policy = config.sealing.as_ref()?;
+    let ring = km?
+        .send(EnsureTenant {
+            tenant: tenant.slug().to_owned(),
+        })
+        .await
+        .ok()?;
+    Some(Protection::Sealed {
+        policy: tenant_policy(policy, tenant),
+        ring,
+    })
+}
+
+/// Runs one request under its span, its timeout and its cancellation token.
+pub(crate) async fn dispatch(
+    call: Call,
+    protection: Protection,
+    config: Arc<RuntimeConfig>,
+) -> Reply {
+    let span = tracing::info_span!(
+        "mcp",
+        tenant = call.tenant.slug(),
+        method = call.request.method.as_str(),
+        target = Empty,
+        round = Empty,
+        outcome = Empty
+    );
+    let cancel = call.cancel.clone();
+    async move {
+        let work = AssertUnwindSafe(route(&call, &protection, &config)).catch_unwind();
+        let reply = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Reply::Cancelled,
+            r = tokio::time::timeout(config.request_timeout, work) => match r {
+                Ok(Ok(reply)) => reply,
+                Ok(Err(panic)) => {
+                    let what = panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned());
+                    tracing::error!(panic = what.as_deref().unwrap_or("<non-string panic>"), "handler panicked");
+                    Reply::Error(McpError::internal("Internal error"))
+                }
+                Err(_) => {
+                    tracing::warn!(timeout_ms = config.request_timeout.as_millis() as u64, "request timed out");
+                    Reply::Error(McpError::internal("Internal error: request timed out"))
+                }
+            },
+        };
+        let outcome = match &reply {
+            Reply::Result(r) => r.get("resultType").and_then(Value::as_str).unwrap_or("complete").to_owned(),
+            Reply::Error(e) => format!("error {}", e.code.code()),
+            Reply::Listen(_) => "listen".to_owned(),
+            Reply::Cancelled => "cancelled".to_owned(),
+        };
+        tracing::Span::current().record("outcome", outcome.as_str());
+        tracing::debug!("request done");
+        reply
+    }
+    .instrument(span)
+    .await
+}
+
+async fn route(call: &Call, protection: &Protection, config: &RuntimeConfig) -> Reply {
+    let method = call.request.method.as_str();
+    let params = call.request.params.as_ref();
+    let result = match method {
+        "server/discover" => Ok(methods::discover(&call.tenant)),
+        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
+            methods::list(method, &call.tenant, params)
+        }
+        "completion/complete" => methods::complete(&call.tenant, params),
+        "subscriptions/listen" => {
+            return methods::listen(call).map_or_else(Reply::Error, Reply::Listen)
+        }
+        m if stamp::may_require_input(m) => mrtr::run(call, protection, config.max_rounds)
+            .await
+            .map(|produced| match produced {
+                Produced::Complete(mut r) => {
+                    if method == "resources/read" {
+                        methods::read_cache_hints(&mut r);
+                    }
+                    r
+                }
+                Produced::InputRequired(r) => r,
+            }),
+        other => custom(call, other).await,
+    };
+    match result.and_then(|mut r| {
+        stamp::stamp(method, &mut r, call.scope.era, call.tenant.server_info()).map(|()| r)
+    }) {
+        Ok(r) => Reply::Result(r),
+        Err(e) => Reply::Error(e),
+    }
+}
+
+/// A custom method from the catalog. It may not ask for input.
+async fn custom(call: &Call, method: &str) -> Result<Map<String, Value>, McpError> {
+    let catalog = call.tenant.catalog();
+    let handler = catalog
+        .method(method)
+        .ok_or_else(|| McpError::method_not_found(method))?
+        .clone();
+    let ctx = Context::builder(call.tenant.clone())
+        .principal(call.principal.clone())
+        .era(call.scope.era)
+        .client_capabilities(call.scope.client_capabilities.clone())
+        .notifier(call.notifier.clone())
+        .cancel(call.cancel.clone())
+        .build();
+    match handler
+        .handle(ctx, call.request.params.clone().unwrap_or_default())
+        .await
+    {
+        Ok(Outcome::Complete(Value::Object(r))) => Ok(r),
+        Ok(Outcome::Complete(_)) => {
+            tracing::error!(
+                method,
+                "custom method returned a result that is not an object"
+            );
+            Err(McpError::internal("Internal error"))
+        }
+        Ok(Outcome::InputRequired(_)) => {
+            tracing::error!(
+                method,
+                "handler returned input-required from a method that may not return it"
+            );
+            Err(McpError::internal(
+                "Internal error: input-required is not allowed for this method",
+            ))
+        }
+        Err(e) => Err(e.to_wire()),
+    }
+}

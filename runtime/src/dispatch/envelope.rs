@@ -1,0 +1,291 @@
+//! Envelope checks, done once per request before dispatch: the `_meta` envelope, the HTTP
+//! headers that must mirror the body (SEP-2243), and the protocol version.
+//!
+//! This is the one place that decides a request's era; everything after it receives the
+//! decision as a value.
+
+use base64::Engine;
+use serde_json::{Map, Value};
+
+use crate::handler::{HeaderKind, HeaderParam};
+use crate::protocol::{McpError, ProtocolVersion, Request, RequestMeta};
+
+/// The MCP headers of an HTTP request (absent on stdio).
+#[derive(Debug, Clone, Default)]
+pub struct HttpHeaders {
+    pub protocol_version: Option<String>,
+    pub method: Option<String>,
+    pub name: Option<String>,
+    /// `Mcp-Param-{Name}` headers: `{Name}` lower-cased, and the raw value.
+    pub params: Vec<(String, String)>,
+}
+
+/// A request that passed the envelope checks.
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    pub version: ProtocolVersion,
+    pub meta: RequestMeta,
+}
+
+impl Envelope {
+    /// Progress or log notifications may precede the result, so the transport must be ready
+    /// to stream.
+    pub fn may_notify(&self) -> bool {
+        self.meta.progress_token.is_some() || self.meta.log_level.is_some()
+    }
+}
+
+/// Checks a modern request: `_meta` (-32602), headers against the body (-32020), then the
+/// version (-32022), in that order, so that a header that disagrees with the body is reported
+/// as a mismatch even when the body's version is unknown.
+pub fn check_modern(
+    request: &Request,
+    headers: Option<&HttpHeaders>,
+) -> Result<Envelope, McpError> {
+    let meta = RequestMeta::require(request.params.as_ref())?;
+    if let Some(h) = headers {
+        check_headers(request, &meta, h)?;
+    }
+    let version = ProtocolVersion::parse(&meta.protocol_version)
+        .filter(|v| ProtocolVersion::MODERN.contains(v))
+        .ok_or_else(|| {
+            McpError::unsupported_version(&meta.protocol_version, ProtocolVersion::MODERN_STRS)
+        })?;
+    Ok(Envelope { version, meta })
+}
+
+fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Result<(), McpError> {
+    match h.protocol_version.as_deref().map(str::trim) {
+        None => {
+            return Err(McpError::header_mismatch(
+                "Missing MCP-Protocol-Version header",
+            ))
+        }
+        Some(v) if v != meta.protocol_version => {
+            return Err(McpError::header_mismatch(format!(
+                "MCP-Protocol-Version header '{v}' does not match _meta protocolVersion '{}'",
+                meta.protocol_version
+            )))
+        }
+        Some(_) => {}
+    }
+    match h.method.as_deref().map(str::trim) {
+        None => return Err(McpError::header_mismatch("Missing Mcp-Method header")),
+        Some(m) if m != request.method => {
+            return Err(McpError::header_mismatch(format!(
+                "Mcp-Method header '{m}' does not match body method '{}'",
+                request.method
+            )))
+        }
+        Some(_) => {}
+    }
+    if let Some(body_name) = name_in_body(&request.method, request.params.as_ref()) {
+        let Some(raw) = h.name.as_deref() else {
+            return Err(McpError::header_mismatch(format!(
+                "Missing Mcp-Name header for {}",
+                request.method
+            )));
+        };
+        let header_name = decode_header_value(raw)?;
+        if header_name != body_name {
+            return Err(McpError::header_mismatch(format!(
+                "Mcp-Name header '{header_name}' does not match body value '{body_name}'"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The body value `Mcp-Name` mirrors, for the methods that require it.
+fn name_in_body<'a>(method: &str, params: Option<&'a Map<String, Value>>) -> Option<&'a str> {
+    let key = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        _ => return None,
+    };
+    params?.get(key)?.as_str()
+}
+
+/// Decodes a header value: surrounding whitespace is not part of it, and
+/// `=?base64?...?=` carries UTF-8 that is not safe as plain ASCII.
+pub fn decode_header_value(raw: &str) -> Result<String, McpError> {
+    let raw = raw.trim();
+    let Some(encoded) = raw
+        .strip_prefix("=?base64?")
+        .and_then(|r| r.strip_suffix("?="))
+    else {
+        return Ok(raw.to_owned());
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|_| McpError::header_mismatch("Invalid base64 in an Mcp header value"))?;
+    String::from_utf8(bytes).map_err(|_| McpError::header_mismatch("Mcp header value is not UTF-8"))
+}
+
+/// Checks `Mcp-Param-{Name}` headers of a `tools/call` against the arguments they mirror.
+pub fn check_param_headers(
+    params: &[HeaderParam],
+    args: Option<&Map<String, Value>>,
+    headers: &HttpHeaders,
+) -> Result<(), McpError> {
+    for p in params {
+        let header = headers
+            .params
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(&p.header))
+            .map(|(_, v)| v.as_str());
+        let body = args
+            .and_then(|a| a.get(&p.property))
+            .filter(|v| !v.is_null());
+        match (body, header) {
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(McpError::header_mismatch(format!(
+                    "Missing Mcp-Param-{} header for argument '{}'",
+                    p.header, p.property
+                )))
+            }
+            (None, Some(_)) => {
+                return Err(McpError::header_mismatch(format!(
+                    "Mcp-Param-{} header present but argument '{}' is absent",
+                    p.header, p.property
+                )))
+            }
+            (Some(body), Some(raw)) => {
+                let value = decode_header_value(raw)?;
+                if !header_matches(p.kind, &value, body) {
+                    return Err(McpError::header_mismatch(format!(
+                        "Mcp-Param-{} header value does not match argument '{}'",
+                        p.header, p.property
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn header_matches(kind: HeaderKind, header: &str, body: &Value) -> bool {
+    match (kind, body) {
+        (HeaderKind::Integer, Value::Number(n)) => match (header.parse::<i64>(), n.as_i64()) {
+            (Ok(h), Some(b)) => h == b,
+            _ => header
+                .parse::<f64>()
+                .ok()
+                .zip(n.as_f64())
+                .is_some_and(|(h, b)| h == b),
+        },
+        (HeaderKind::Boolean, Value::Bool(b)) => header == if *b { "true" } else { "false" },
+        (_, Value::String(s)) => header == s,
+        (_, Value::Number(n)) => header == n.to_string(),
+        (_, Value::Bool(b)) => header == b.to_string(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::RequestId;
+    use serde_json::json;
+
+    fn request(method: &str, params: Value) -> Request {
+        Request {
+            id: RequestId::Number(1.into()),
+            method: method.into(),
+            params: params.as_object().cloned(),
+        }
+    }
+
+    fn meta(version: &str) -> Value {
+        json!({"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}})
+    }
+
+    fn headers(version: &str, method: &str, name: Option<&str>) -> HttpHeaders {
+        HttpHeaders {
+            protocol_version: Some(version.into()),
+            method: Some(method.into()),
+            name: name.map(Into::into),
+            params: vec![],
+        }
+    }
+
+    #[test]
+    fn a_header_version_that_differs_from_meta_is_a_mismatch() {
+        let r = request("tools/list", json!({"_meta": meta("v999.0.0")}));
+        let e = check_modern(&r, Some(&headers("2026-07-28", "tools/list", None)))
+            .expect_err("mismatch");
+        assert_eq!(e.code.code(), -32020);
+    }
+
+    #[test]
+    fn an_unknown_version_in_both_places_is_unsupported() {
+        let r = request("tools/list", json!({"_meta": meta("v999.0.0")}));
+        let e = check_modern(&r, Some(&headers("v999.0.0", "tools/list", None)))
+            .expect_err("unsupported");
+        assert_eq!(e.code.code(), -32022);
+        assert_eq!(
+            e.data,
+            Some(json!({"supported": ["2026-07-28"], "requested": "v999.0.0"}))
+        );
+    }
+
+    #[test]
+    fn mcp_method_is_case_sensitive() {
+        let r = request("tools/list", json!({"_meta": meta("2026-07-28")}));
+        assert!(check_modern(&r, Some(&headers("2026-07-28", "TOOLS/LIST", None))).is_err());
+    }
+
+    #[test]
+    fn mcp_name_is_decoded_before_comparing() {
+        let r = request(
+            "tools/call",
+            json!({"name": "héllo", "_meta": meta("2026-07-28")}),
+        );
+        let encoded = format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode("héllo")
+        );
+        assert!(check_modern(
+            &r,
+            Some(&headers("2026-07-28", "tools/call", Some(&encoded)))
+        )
+        .is_ok());
+        assert!(check_modern(&r, Some(&headers("2026-07-28", "tools/call", None))).is_err());
+    }
+
+    #[test]
+    fn integer_param_headers_compare_numerically() {
+        let p = vec![HeaderParam {
+            header: "Count".into(),
+            property: "count".into(),
+            kind: HeaderKind::Integer,
+        }];
+        let args = json!({"count": 42});
+        let h = HttpHeaders {
+            params: vec![("count".into(), "042".into())],
+            ..Default::default()
+        };
+        assert!(check_param_headers(&p, args.as_object(), &h).is_ok());
+    }
+
+    #[test]
+    fn a_param_header_without_its_argument_is_rejected() {
+        let p = vec![HeaderParam {
+            header: "Region".into(),
+            property: "region".into(),
+            kind: HeaderKind::String,
+        }];
+        let h = HttpHeaders {
+            params: vec![("region".into(), "eu".into())],
+            ..Default::default()
+        };
+        assert!(check_param_headers(&p, None, &h).is_err());
+        assert!(check_param_headers(
+            &p,
+            json!({"region": "eu"}).as_object(),
+            &HttpHeaders::default()
+        )
+        .is_err());
+    }
+}

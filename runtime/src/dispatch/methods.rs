@@ -1,0 +1,198 @@
+//! The methods that never ask for input: discovery, lists, completion, and the set-up of a
+//! `subscriptions/listen` stream.
+
+use std::collections::HashSet;
+
+use serde_json::{json, Map, Value};
+
+use super::dispatcher::{Call, Listen};
+use crate::protocol::result::{to_object, Completion};
+use crate::protocol::{McpError, ProtocolVersion};
+use crate::tenancy::Tenant;
+
+/// Most completion values one answer carries (the spec's cap).
+const MAX_COMPLETIONS: usize = 100;
+
+/// `server/discover`: versions, capabilities (only what the catalog really has), caching
+/// hints. `serverInfo` goes into `_meta` when the result is stamped.
+pub(crate) fn discover(tenant: &Tenant) -> Map<String, Value> {
+    let catalog = tenant.catalog();
+    let mut caps = Map::new();
+    if catalog.has_tools() {
+        caps.insert("tools".into(), json!({ "listChanged": true }));
+    }
+    if catalog.has_prompts() {
+        caps.insert("prompts".into(), json!({ "listChanged": true }));
+    }
+    if catalog.has_resources() {
+        caps.insert(
+            "resources".into(),
+            json!({ "subscribe": true, "listChanged": true }),
+        );
+    }
+    if catalog.has_prompts() || catalog.has_resources() {
+        caps.insert("completions".into(), json!({}));
+    }
+    caps.insert("logging".into(), json!({}));
+    let mut out = Map::new();
+    out.insert(
+        "supportedVersions".into(),
+        json!(ProtocolVersion::MODERN_STRS),
+    );
+    out.insert("capabilities".into(), Value::Object(caps));
+    if let Some(instructions) = tenant.instructions() {
+        out.insert("instructions".into(), json!(instructions));
+    }
+    cache_hints(&mut out, tenant);
+    out
+}
+
+/// `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`. Lists fit in
+/// one page, so Roundtrip never issues a cursor and any cursor is invalid.
+pub(crate) fn list(
+    method: &str,
+    tenant: &Tenant,
+    params: Option<&Map<String, Value>>,
+) -> Result<Map<String, Value>, McpError> {
+    if params
+        .and_then(|p| p.get("cursor"))
+        .is_some_and(|c| !c.is_null())
+    {
+        return Err(McpError::invalid_params("Invalid cursor"));
+    }
+    let catalog = tenant.catalog();
+    let (key, items, offered) = match method {
+        "tools/list" => ("tools", catalog.tools_list(), catalog.has_tools()),
+        "prompts/list" => ("prompts", catalog.prompts_list(), catalog.has_prompts()),
+        "resources/list" => (
+            "resources",
+            catalog.resources_list(),
+            catalog.has_resources(),
+        ),
+        _ => (
+            "resourceTemplates",
+            catalog.templates_list(),
+            catalog.has_resources(),
+        ),
+    };
+    if !offered {
+        return Err(McpError::method_not_found(method));
+    }
+    let mut out = Map::new();
+    out.insert(key.into(), Value::clone(items));
+    cache_hints(&mut out, tenant);
+    Ok(out)
+}
+
+fn cache_hints(out: &mut Map<String, Value>, tenant: &Tenant) {
+    let ttl = u64::try_from(tenant.settings().list_ttl.as_millis()).unwrap_or(u64::MAX);
+    out.insert("ttlMs".into(), json!(ttl));
+    out.insert("cacheScope".into(), json!("private"));
+}
+
+/// Caching hints of a complete `resources/read`: content may change at any time, and a
+/// result produced by a retry depends on answers no cache key holds.
+pub(crate) fn read_cache_hints(out: &mut Map<String, Value>) {
+    out.insert("ttlMs".into(), json!(0));
+    out.insert("cacheScope".into(), json!("private"));
+}
+
+/// `completion/complete` for a prompt argument or a resource-template variable.
+pub(crate) fn complete(
+    tenant: &Tenant,
+    params: Option<&Map<String, Value>>,
+) -> Result<Map<String, Value>, McpError> {
+    let params = params.ok_or_else(|| McpError::invalid_params("Missing params"))?;
+    let reference = params
+        .get("ref")
+        .and_then(Value::as_object)
+        .ok_or_else(|| McpError::invalid_params("Missing params.ref"))?;
+    let argument = params
+        .get("argument")
+        .and_then(Value::as_object)
+        .ok_or_else(|| McpError::invalid_params("Missing params.argument"))?;
+    let (Some(arg_name), Some(arg_value)) = (
+        argument.get("name").and_then(Value::as_str),
+        argument.get("value").and_then(Value::as_str),
+    ) else {
+        return Err(McpError::invalid_params(
+            "params.argument needs string name and value",
+        ));
+    };
+    let catalog = tenant.catalog();
+    let str_field = |k: &str| reference.get(k).and_then(Value::as_str);
+    let mut completion: Completion = match str_field("type") {
+        Some("ref/prompt") => {
+            let name = str_field("name")
+                .ok_or_else(|| McpError::invalid_params("ref/prompt needs a name"))?;
+            catalog
+                .prompt(name)
+                .ok_or_else(|| McpError::invalid_params(format!("Unknown prompt: {name}")))?
+                .complete(arg_name, arg_value)
+        }
+        Some("ref/resource") => {
+            let uri = str_field("uri")
+                .ok_or_else(|| McpError::invalid_params("ref/resource needs a uri"))?;
+            catalog
+                .template_by_pattern(uri)
+                .ok_or_else(|| {
+                    McpError::invalid_params(format!("Unknown resource template: {uri}"))
+                })?
+                .complete(arg_name, arg_value)
+        }
+        _ => {
+            return Err(McpError::invalid_params(
+                "params.ref.type must be ref/prompt or ref/resource",
+            ))
+        }
+    };
+    if completion.values.len() > MAX_COMPLETIONS {
+        completion
+            .total
+            .get_or_insert(completion.values.len() as u64);
+        completion.values.truncate(MAX_COMPLETIONS);
+        completion.has_more = true;
+    }
+    let mut out = Map::new();
+    out.insert("completion".into(), Value::Object(to_object(&completion)));
+    Ok(out)
+}
+
+/// `subscriptions/listen`: which of the requested notifications this tenant honours. The
+/// transport keeps the stream open and renders each change through [`Listen::render`].
+pub(crate) fn listen(call: &Call) -> Result<Listen, McpError> {
+    let filter = call
+        .request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("notifications"))
+        .and_then(Value::as_object)
+        .ok_or_else(|| McpError::invalid_params("Missing required params.notifications"))?;
+    let catalog = call.tenant.catalog();
+    let flag = |k: &str| filter.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let tools = flag("toolsListChanged") && catalog.has_tools();
+    let prompts = flag("promptsListChanged") && catalog.has_prompts();
+    let resources = flag("resourcesListChanged") && catalog.has_resources();
+    let uris: HashSet<String> = match filter.get("resourceSubscriptions") {
+        None | Some(Value::Null) => HashSet::new(),
+        Some(Value::Array(list)) if catalog.has_resources() => list
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        Some(Value::Array(_)) => HashSet::new(),
+        Some(_) => {
+            return Err(McpError::invalid_params(
+                "resourceSubscriptions must be an array of URIs",
+            ))
+        }
+    };
+    Ok(Listen::new(
+        call.request.id.clone(),
+        call.tenant.subscribe(),
+        tools,
+        prompts,
+        resources,
+        uris,
+    ))
+}

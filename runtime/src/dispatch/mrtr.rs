@@ -1,0 +1,255 @@
+//! The three methods that may answer input-required (`tools/call`, `prompts/get`,
+//! `resources/read`): validate the retry, open the state, run the handler, then gate, seal
+//! and shape what it returned.
+
+use std::sync::Arc;
+
+use futures_util::future::LocalBoxFuture;
+use futures_util::FutureExt;
+use serde_json::{Map, Value};
+
+use super::dispatcher::Call;
+use super::envelope;
+use super::gate;
+use super::protection::{Opened, Protection};
+use crate::handler::{Arguments, Catalog, Context, HandlerError, InputRequired, Outcome};
+use crate::protocol::input::parse_input_responses;
+use crate::protocol::result::{to_object, CallToolResult};
+use crate::protocol::{McpError, ResultType};
+use crate::sealing::{args_digest, Binding};
+
+/// What the handler produced, before stamping.
+pub(crate) enum Produced {
+    Complete(Map<String, Value>),
+    InputRequired(Map<String, Value>),
+}
+
+/// Runs one round of an input-required-capable method.
+pub(crate) async fn run(
+    call: &Call,
+    protection: &Protection,
+    max_rounds: u32,
+) -> Result<Produced, McpError> {
+    let params = call.request.params.clone().unwrap_or_default();
+    let method = call.request.method.as_str();
+    let (target, arguments) = target_and_arguments(method, &params)?;
+    let input_responses = parse_input_responses(params.get("inputResponses"))?;
+
+    let digest = args_digest(params.get("arguments"));
+    let binding = Binding {
+        tenant: call.tenant.slug(),
+        principal: call.principal.id(),
+        method,
+        target: &target,
+        args_digest: digest,
+    };
+    let opened = match params.get("requestState") {
+        None | Some(Value::Null) => Opened::default(),
+        Some(Value::String(token)) => protection.open(&binding, token)?,
+        Some(_) => return Err(McpError::invalid_request_state()),
+    };
+    tracing::Span::current()
+        .record("target", target.as_str())
+        .record("round", opened.round);
+
+    let catalog = call.tenant.catalog();
+    let handler_run = prepare(
+        method,
+        &catalog,
+        &target,
+        arguments.unwrap_or_default(),
+        call,
+    )?;
+    let ctx = Context::builder(call.tenant.clone())
+        .principal(call.principal.clone())
+        .era(call.scope.era)
+        .input_responses(input_responses)
+        .request_state(opened.state)
+        .round(opened.round)
+        .client_capabilities(call.scope.client_capabilities.clone())
+        .notifier(call.notifier.clone())
+        .cancel(call.cancel.clone())
+        .build();
+
+    let outcome = handler_run(ctx).await;
+
+    match outcome {
+        Ok(Outcome::Complete(result)) => Ok(Produced::Complete(result)),
+        Ok(Outcome::InputRequired(ir)) => {
+            input_required(ir, call, protection, &binding, opened.round, max_rounds)
+                .map(Produced::InputRequired)
+        }
+        Err(HandlerError::Internal(detail)) => {
+            tracing::error!(%detail, "handler failed");
+            Err(McpError::internal("Internal error"))
+        }
+        Err(e) => Err(e.to_wire()),
+    }
+}
+
+/// Shapes an input-required outcome: at least one of requests or state, the capability gate
+/// against this request's declaration, the round cap, then sealing.
+fn input_required(
+    ir: InputRequired,
+    call: &Call,
+    protection: &Protection,
+    binding: &Binding<'_>,
+    round: u32,
+    max_rounds: u32,
+) -> Result<Map<String, Value>, McpError> {
+    if ir.is_empty() {
+        tracing::error!("handler returned input-required with neither input requests nor state");
+        return Err(McpError::internal(
+            "Internal error: empty input-required result",
+        ));
+    }
+    if let Some(missing) =
+        gate::missing_capabilities(ir.requests(), &call.scope.client_capabilities)
+    {
+        return Err(McpError::missing_capabilities(missing));
+    }
+    if protection.counts_rounds() && round + 1 > max_rounds {
+        tracing::warn!(round, max_rounds, "input-required round limit reached");
+        return Err(McpError::internal(format!(
+            "Input-required round limit ({max_rounds}) reached"
+        ))
+        .with_data(serde_json::json!({ "maxRounds": max_rounds })));
+    }
+    let (requests, state) = ir.into_parts();
+    let sealed = protection.seal(binding, round + 1, state.as_deref())?;
+    let mut out = Map::new();
+    out.insert(
+        "resultType".into(),
+        Value::String(ResultType::InputRequired.as_str().into()),
+    );
+    if !requests.is_empty() {
+        let requests =
+            serde_json::to_value(&requests).map_err(|_| McpError::internal("Internal error"))?;
+        out.insert("inputRequests".into(), requests);
+    }
+    if let Some(sealed) = sealed {
+        out.insert("requestState".into(), Value::String(sealed));
+    }
+    Ok(out)
+}
+
+/// The name (or URI) the request targets and its arguments.
+fn target_and_arguments(
+    method: &str,
+    params: &Map<String, Value>,
+) -> Result<(String, Option<Map<String, Value>>), McpError> {
+    let key = if method == "resources/read" {
+        "uri"
+    } else {
+        "name"
+    };
+    let target = match params.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => {
+            return Err(McpError::invalid_params(format!(
+                "params.{key} must be a string"
+            )))
+        }
+        None => {
+            return Err(McpError::invalid_params(format!(
+                "Missing required params.{key}"
+            )))
+        }
+    };
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(a)) => Some(a.clone()),
+        Some(_) => {
+            return Err(McpError::invalid_params(
+                "params.arguments must be an object",
+            ))
+        }
+    };
+    Ok((target, arguments))
+}
+
+type HandlerRun = Box<
+    dyn FnOnce(
+        Context,
+    ) -> LocalBoxFuture<'static, Result<Outcome<Map<String, Value>>, HandlerError>>,
+>;
+
+/// Finds the handler and checks what can be checked before running it.
+fn prepare(
+    method: &str,
+    catalog: &Arc<Catalog>,
+    target: &str,
+    args: Map<String, Value>,
+    call: &Call,
+) -> Result<HandlerRun, McpError> {
+    match method {
+        "tools/call" => {
+            let (tool, header_params) = catalog
+                .tool(target)
+                .ok_or_else(|| McpError::invalid_params(format!("Unknown tool: {target}")))?;
+            if let Some(headers) = &call.headers {
+                envelope::check_param_headers(header_params, Some(&args), headers)?;
+            }
+            let tool = tool.clone();
+            Ok(Box::new(move |ctx| {
+                async move { map_outcome(tool.call(ctx, Arguments::new(args)).await, tool_result) }
+                    .boxed_local()
+            }))
+        }
+        "prompts/get" => {
+            let prompt = catalog
+                .prompt(target)
+                .ok_or_else(|| McpError::invalid_params(format!("Unknown prompt: {target}")))?
+                .clone();
+            if let Some(missing) = prompt
+                .descriptor()
+                .required_arguments()
+                .find(|a| !args.contains_key(*a))
+            {
+                return Err(McpError::invalid_params(format!(
+                    "Missing required argument '{missing}' for prompt {target}"
+                )));
+            }
+            Ok(Box::new(move |ctx| {
+                async move {
+                    map_outcome(prompt.get(ctx, Arguments::new(args)).await, |r| {
+                        to_object(&r)
+                    })
+                }
+                .boxed_local()
+            }))
+        }
+        _ => {
+            if let Some(resource) = catalog.resource(target) {
+                let resource = resource.clone();
+                return Ok(Box::new(move |ctx| {
+                    async move { map_outcome(resource.read(ctx).await, |r| to_object(&r)) }
+                        .boxed_local()
+                }));
+            }
+            let (template, vars) = catalog
+                .template_for(target)
+                .ok_or_else(|| McpError::resource_not_found(target))?;
+            let template = template.clone();
+            let uri = target.to_owned();
+            Ok(Box::new(move |ctx| {
+                async move { map_outcome(template.read(ctx, &uri, vars).await, |r| to_object(&r)) }
+                    .boxed_local()
+            }))
+        }
+    }
+}
+
+fn tool_result(r: CallToolResult) -> Map<String, Value> {
+    to_object(&r)
+}
+
+fn map_outcome<T>(
+    outcome: Result<Outcome<T>, HandlerError>,
+    f: impl FnOnce(T) -> Map<String, Value>,
+) -> Result<Outcome<Map<String, Value>>, HandlerError> {
+    outcome.map(|o| match o {
+        Outcome::Complete(r) => Outcome::Complete(f(r)),
+        Outcome::InputRequired(ir) => Outcome::InputRequired(ir),
+    })
+}

@@ -1,0 +1,78 @@
+//! Opening and sealing `requestState` for one request: the dispatcher's bridge to the
+//! sealing module. Two implementations, chosen by configuration: pass-through (the state is
+//! the handler's string, untouched) and sealed (AES-256-GCM under the tenant's key ring).
+//!
+//! Every failure to open maps to the one fixed `-32602`; the reason is logged here and never
+//! sent.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use crate::protocol::McpError;
+use crate::sealing::{self, Binding, KeyRing, SealPolicy};
+
+/// How this request's state is protected.
+#[derive(Debug, Clone)]
+pub enum Protection {
+    PassThrough,
+    Sealed {
+        policy: SealPolicy,
+        ring: Arc<KeyRing>,
+    },
+}
+
+/// The handler's state and the round counter recovered from a retry.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Opened {
+    pub(crate) state: Option<String>,
+    pub(crate) round: u32,
+}
+
+impl Protection {
+    pub(crate) fn open(&self, binding: &Binding<'_>, token: &str) -> Result<Opened, McpError> {
+        match self {
+            Protection::PassThrough => Ok(Opened {
+                state: Some(token.to_owned()),
+                round: 0,
+            }),
+            Protection::Sealed { policy, ring } => {
+                match sealing::open(ring, policy, binding, token, SystemTime::now()) {
+                    Ok(claims) => Ok(Opened {
+                        state: claims.state,
+                        round: claims.round,
+                    }),
+                    Err(reason) => {
+                        tracing::warn!(%reason, tenant = binding.tenant, method = binding.method, "rejected requestState");
+                        Err(McpError::invalid_request_state())
+                    }
+                }
+            }
+        }
+    }
+
+    /// The wire `requestState` for an input-required result, or `None` when there is
+    /// nothing to send.
+    pub(crate) fn seal(
+        &self,
+        binding: &Binding<'_>,
+        round: u32,
+        state: Option<&str>,
+    ) -> Result<Option<String>, McpError> {
+        match self {
+            Protection::PassThrough => Ok(state.map(str::to_owned)),
+            Protection::Sealed { policy, ring } => {
+                sealing::seal(ring, policy, binding, round, state, SystemTime::now())
+                    .map(Some)
+                    .map_err(|e| {
+                        tracing::error!(error = %e, "could not seal requestState");
+                        McpError::internal("Internal error: request state could not be sealed")
+                    })
+            }
+        }
+    }
+
+    /// Sealed states carry a round counter; pass-through ones cannot.
+    pub(crate) fn counts_rounds(&self) -> bool {
+        matches!(self, Protection::Sealed { .. })
+    }
+}

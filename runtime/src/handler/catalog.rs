@@ -1,0 +1,341 @@
+//! A catalog: the tools, prompts, resources, templates and custom methods a tenant exposes.
+//!
+//! Built once and then read-only; list results are serialised at build time, since lists are
+//! read far more often than catalogs change. Order is insertion order, so `tools/list` is
+//! deterministic.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::descriptor::{HeaderParam, ToolDescriptor};
+use super::traits::{MethodHandler, Prompt, Resource, ResourceTemplate, Tool};
+
+struct ToolEntry {
+    tool: Arc<dyn Tool>,
+    descriptor: ToolDescriptor,
+    header_params: Vec<HeaderParam>,
+}
+
+#[derive(Clone, Default)]
+pub struct Catalog {
+    tools: Vec<Arc<ToolEntry>>,
+    tool_index: HashMap<String, usize>,
+    prompts: Vec<Arc<dyn Prompt>>,
+    prompt_index: HashMap<String, usize>,
+    resources: Vec<Arc<dyn Resource>>,
+    resource_index: HashMap<String, usize>,
+    templates: Vec<(Arc<dyn ResourceTemplate>, UriTemplate)>,
+    methods: HashMap<String, Arc<dyn MethodHandler>>,
+    lists: Lists,
+}
+
+#[derive(Clone, Default)]
+struct Lists {
+    tools: Arc<Value>,
+    prompts: Arc<Value>,
+    resources: Arc<Value>,
+    templates: Arc<Value>,
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("tools", &self.tool_index.keys().collect::<Vec<_>>())
+            .field("prompts", &self.prompt_index.keys().collect::<Vec<_>>())
+            .field("resources", &self.resource_index.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Catalog {
+    pub fn builder() -> CatalogBuilder {
+        CatalogBuilder::default()
+    }
+
+    /// The tool named `name`, with its descriptor and header-mirrored arguments.
+    pub fn tool(&self, name: &str) -> Option<(&Arc<dyn Tool>, &[HeaderParam])> {
+        let e = &self.tools[*self.tool_index.get(name)?];
+        Some((&e.tool, &e.header_params))
+    }
+
+    pub fn prompt(&self, name: &str) -> Option<&Arc<dyn Prompt>> {
+        Some(&self.prompts[*self.prompt_index.get(name)?])
+    }
+
+    pub fn resource(&self, uri: &str) -> Option<&Arc<dyn Resource>> {
+        Some(&self.resources[*self.resource_index.get(uri)?])
+    }
+
+    /// The first template matching `uri`, with the values of its variables.
+    pub fn template_for(
+        &self,
+        uri: &str,
+    ) -> Option<(&Arc<dyn ResourceTemplate>, BTreeMap<String, String>)> {
+        self.templates
+            .iter()
+            .find_map(|(t, pattern)| pattern.matches(uri).map(|vars| (t, vars)))
+    }
+
+    /// The template whose URI template is exactly `uri_template` (for completions).
+    pub fn template_by_pattern(&self, uri_template: &str) -> Option<&Arc<dyn ResourceTemplate>> {
+        self.templates
+            .iter()
+            .find(|(_, p)| p.source == uri_template)
+            .map(|(t, _)| t)
+    }
+
+    pub fn method(&self, method: &str) -> Option<&Arc<dyn MethodHandler>> {
+        self.methods.get(method)
+    }
+
+    pub fn has_tools(&self) -> bool {
+        !self.tools.is_empty()
+    }
+
+    pub fn has_prompts(&self) -> bool {
+        !self.prompts.is_empty()
+    }
+
+    pub fn has_resources(&self) -> bool {
+        !self.resources.is_empty() || !self.templates.is_empty()
+    }
+
+    /// `tools/list` items, serialised once.
+    pub fn tools_list(&self) -> &Arc<Value> {
+        &self.lists.tools
+    }
+
+    pub fn prompts_list(&self) -> &Arc<Value> {
+        &self.lists.prompts
+    }
+
+    pub fn resources_list(&self) -> &Arc<Value> {
+        &self.lists.resources
+    }
+
+    pub fn templates_list(&self) -> &Arc<Value> {
+        &self.lists.templates
+    }
+
+    /// A builder holding everything in this catalog, to extend or trim it.
+    pub fn to_builder(&self) -> CatalogBuilder {
+        CatalogBuilder {
+            tools: self.tools.iter().map(|e| e.tool.clone()).collect(),
+            prompts: self.prompts.clone(),
+            resources: self.resources.clone(),
+            templates: self.templates.iter().map(|(t, _)| t.clone()).collect(),
+            methods: self.methods.values().cloned().collect(),
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct CatalogBuilder {
+    tools: Vec<Arc<dyn Tool>>,
+    prompts: Vec<Arc<dyn Prompt>>,
+    resources: Vec<Arc<dyn Resource>>,
+    templates: Vec<Arc<dyn ResourceTemplate>>,
+    methods: Vec<Arc<dyn MethodHandler>>,
+}
+
+impl CatalogBuilder {
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    pub fn prompt(mut self, prompt: Arc<dyn Prompt>) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    pub fn resource(mut self, resource: Arc<dyn Resource>) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    pub fn template(mut self, template: Arc<dyn ResourceTemplate>) -> Self {
+        self.templates.push(template);
+        self
+    }
+
+    pub fn method(mut self, handler: Arc<dyn MethodHandler>) -> Self {
+        self.methods.push(handler);
+        self
+    }
+
+    /// Everything of `other` appended after what is here.
+    pub fn merge(mut self, other: &Catalog) -> Self {
+        let more = other.to_builder();
+        self.tools.extend(more.tools);
+        self.prompts.extend(more.prompts);
+        self.resources.extend(more.resources);
+        self.templates.extend(more.templates);
+        self.methods.extend(more.methods);
+        self
+    }
+
+    /// Drops the tool named `name`.
+    pub fn without_tool(mut self, name: &str) -> Self {
+        self.tools.retain(|t| t.descriptor().name != name);
+        self
+    }
+
+    /// Drops the prompt named `name`.
+    pub fn without_prompt(mut self, name: &str) -> Self {
+        self.prompts.retain(|p| p.descriptor().name != name);
+        self
+    }
+
+    /// Builds the catalog. A later entry with a name already taken is ignored, so merging
+    /// catalogs is first-wins and lists never show duplicates.
+    pub fn build(self) -> Catalog {
+        let mut c = Catalog::default();
+        for tool in self.tools {
+            let descriptor = tool.descriptor();
+            if c.tool_index.contains_key(&descriptor.name) {
+                continue;
+            }
+            c.tool_index.insert(descriptor.name.clone(), c.tools.len());
+            let header_params = descriptor.header_params();
+            c.tools.push(Arc::new(ToolEntry {
+                tool,
+                descriptor,
+                header_params,
+            }));
+        }
+        for prompt in self.prompts {
+            let name = prompt.descriptor().name;
+            if c.prompt_index.contains_key(&name) {
+                continue;
+            }
+            c.prompt_index.insert(name, c.prompts.len());
+            c.prompts.push(prompt);
+        }
+        for resource in self.resources {
+            let uri = resource.descriptor().uri;
+            if c.resource_index.contains_key(&uri) {
+                continue;
+            }
+            c.resource_index.insert(uri, c.resources.len());
+            c.resources.push(resource);
+        }
+        for template in self.templates {
+            let pattern = UriTemplate::parse(&template.descriptor().uri_template);
+            c.templates.push((template, pattern));
+        }
+        for m in self.methods {
+            c.methods.entry(m.method().to_owned()).or_insert(m);
+        }
+        c.lists = Lists {
+            tools: Arc::new(Value::Array(
+                c.tools.iter().map(|e| to_value(&e.descriptor)).collect(),
+            )),
+            prompts: Arc::new(Value::Array(
+                c.prompts
+                    .iter()
+                    .map(|p| to_value(&p.descriptor()))
+                    .collect(),
+            )),
+            resources: Arc::new(Value::Array(
+                c.resources
+                    .iter()
+                    .map(|r| to_value(&r.descriptor()))
+                    .collect(),
+            )),
+            templates: Arc::new(Value::Array(
+                c.templates
+                    .iter()
+                    .map(|(t, _)| to_value(&t.descriptor()))
+                    .collect(),
+            )),
+        };
+        c
+    }
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// RFC 6570 level-1 matching: literal text, and `{name}` standing for one non-empty segment
+/// without `/`.
+#[derive(Debug, Clone)]
+struct UriTemplate {
+    source: String,
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone)]
+enum Part {
+    Literal(String),
+    Var(String),
+}
+
+impl UriTemplate {
+    fn parse(source: &str) -> Self {
+        let mut parts = Vec::new();
+        let mut rest = source;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else {
+                break;
+            };
+            if open > 0 {
+                parts.push(Part::Literal(rest[..open].to_owned()));
+            }
+            parts.push(Part::Var(rest[open + 1..open + close].to_owned()));
+            rest = &rest[open + close + 1..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Literal(rest.to_owned()));
+        }
+        Self {
+            source: source.to_owned(),
+            parts,
+        }
+    }
+
+    fn matches(&self, uri: &str) -> Option<BTreeMap<String, String>> {
+        let mut vars = BTreeMap::new();
+        let mut rest = uri;
+        for (i, part) in self.parts.iter().enumerate() {
+            match part {
+                Part::Literal(lit) => rest = rest.strip_prefix(lit.as_str())?,
+                Part::Var(name) => {
+                    let end = match self.parts.get(i + 1) {
+                        Some(Part::Literal(next)) => rest.find(next.as_str())?,
+                        _ => rest.len(),
+                    };
+                    let value = &rest[..end];
+                    if value.is_empty() || value.contains('/') {
+                        return None;
+                    }
+                    vars.insert(name.clone(), value.to_owned());
+                    rest = &rest[end..];
+                }
+            }
+        }
+        rest.is_empty().then_some(vars)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_template_variable_matches_one_segment() {
+        let t = UriTemplate::parse("test://template/{id}/data");
+        assert_eq!(
+            t.matches("test://template/123/data")
+                .and_then(|v| v.get("id").cloned())
+                .as_deref(),
+            Some("123")
+        );
+        assert!(t.matches("test://template/1/2/data").is_none());
+        assert!(t.matches("test://template//data").is_none());
+        assert!(t.matches("test://template/123/data/x").is_none());
+    }
+}

@@ -1,0 +1,246 @@
+//! What a handler knows about the request it serves, and the sinks it may write to.
+//!
+//! A `Context` is cheap to clone (one `Rc`) and never leaves the worker thread. Progress and
+//! log notifications go to the request's own stream, and only when the request asked for
+//! them: a progress token for progress, a `logLevel` for logs, at or above that level.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::input::{InputResponse, InputResponses};
+use crate::protocol::{ClientCapabilities, Era, LogLevel};
+use crate::tenancy::{Principal, Tenant};
+
+/// A notification a handler emitted, for the transport to put on the request's stream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutgoingNotification {
+    pub method: &'static str,
+    pub params: Value,
+}
+
+/// The channel to the request's stream, with what the request asked to receive.
+#[derive(Debug, Clone)]
+pub struct Notifier {
+    pub tx: UnboundedSender<OutgoingNotification>,
+    pub progress_token: Option<Value>,
+    pub log_level: Option<LogLevel>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    tenant: Arc<Tenant>,
+    principal: Principal,
+    era: Era,
+    input_responses: InputResponses,
+    request_state: Option<String>,
+    round: u32,
+    client_capabilities: ClientCapabilities,
+    notifier: Option<Notifier>,
+    last_progress: Cell<Option<f64>>,
+    cancel: CancellationToken,
+}
+
+#[derive(Debug, Clone)]
+pub struct Context(Rc<Inner>);
+
+impl Context {
+    pub fn builder(tenant: Arc<Tenant>) -> ContextBuilder {
+        ContextBuilder {
+            tenant,
+            principal: Principal::anonymous(),
+            era: Era::Modern,
+            input_responses: InputResponses::new(),
+            request_state: None,
+            round: 0,
+            client_capabilities: ClientCapabilities::default(),
+            notifier: None,
+            cancel: CancellationToken::new(),
+        }
+    }
+
+    /// The answer the client gave under `key` on this retry, if any. A missing answer means
+    /// "ask again".
+    pub fn input_response(&self, key: &str) -> Option<&InputResponse> {
+        self.0.input_responses.get(key)
+    }
+
+    /// Every answer of this retry (only the latest round's: carry earlier answers forward in
+    /// the request state).
+    pub fn input_responses(&self) -> &InputResponses {
+        &self.0.input_responses
+    }
+
+    /// The state this handler returned with its last input-required result, already opened
+    /// and verified by the runtime.
+    pub fn request_state(&self) -> Option<&str> {
+        self.0.request_state.as_deref()
+    }
+
+    /// The request state parsed as JSON; `None` if absent or not of type `T`.
+    pub fn request_state_json<T: DeserializeOwned>(&self) -> Option<T> {
+        serde_json::from_str(self.request_state()?).ok()
+    }
+
+    /// How many input-required rounds came before this run (0 on a first call).
+    pub fn round(&self) -> u32 {
+        self.0.round
+    }
+
+    pub fn tenant(&self) -> &Arc<Tenant> {
+        &self.0.tenant
+    }
+
+    pub fn principal(&self) -> &Principal {
+        &self.0.principal
+    }
+
+    pub fn era(&self) -> Era {
+        self.0.era
+    }
+
+    /// The capabilities this request declared (modern) or the session negotiated (legacy).
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.0.client_capabilities
+    }
+
+    /// Reports progress; a no-op unless the request carried a progress token. Values that do
+    /// not increase are dropped, since the spec requires progress to increase.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(n) = &self.0.notifier else { return };
+        let Some(token) = &n.progress_token else {
+            return;
+        };
+        if self
+            .0
+            .last_progress
+            .get()
+            .is_some_and(|last| progress <= last)
+        {
+            return;
+        }
+        self.0.last_progress.set(Some(progress));
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        let _ = n.tx.send(OutgoingNotification {
+            method: "notifications/progress",
+            params,
+        });
+    }
+
+    /// Sends a log message; a no-op unless the request set a log level at or below `level`.
+    pub fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        let Some(n) = &self.0.notifier else { return };
+        if !n.log_level.is_some_and(|min| level >= min) {
+            return;
+        }
+        let mut params = json!({ "level": level.as_str(), "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        let _ = n.tx.send(OutgoingNotification {
+            method: "notifications/message",
+            params,
+        });
+    }
+
+    /// True once the client has gone away (closed stream or cancellation).
+    pub fn is_cancelled(&self) -> bool {
+        self.0.cancel.is_cancelled()
+    }
+
+    /// Resolves when the client goes away.
+    pub async fn cancelled(&self) {
+        self.0.cancel.cancelled().await
+    }
+}
+
+/// Builds a `Context`: the dispatcher uses it, and so do handler unit tests.
+#[derive(Debug)]
+pub struct ContextBuilder {
+    tenant: Arc<Tenant>,
+    principal: Principal,
+    era: Era,
+    input_responses: InputResponses,
+    request_state: Option<String>,
+    round: u32,
+    client_capabilities: ClientCapabilities,
+    notifier: Option<Notifier>,
+    cancel: CancellationToken,
+}
+
+impl ContextBuilder {
+    pub fn principal(mut self, principal: Principal) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    pub fn era(mut self, era: Era) -> Self {
+        self.era = era;
+        self
+    }
+
+    pub fn input_responses(mut self, responses: InputResponses) -> Self {
+        self.input_responses = responses;
+        self
+    }
+
+    /// Adds one answer (handy in tests).
+    pub fn answer(mut self, key: &str, answer: Value) -> Self {
+        if let Value::Object(o) = answer {
+            self.input_responses
+                .insert(key.to_owned(), InputResponse::new(o));
+        }
+        self
+    }
+
+    pub fn request_state(mut self, state: Option<String>) -> Self {
+        self.request_state = state;
+        self
+    }
+
+    pub fn round(mut self, round: u32) -> Self {
+        self.round = round;
+        self
+    }
+
+    pub fn client_capabilities(mut self, caps: ClientCapabilities) -> Self {
+        self.client_capabilities = caps;
+        self
+    }
+
+    pub fn notifier(mut self, notifier: Option<Notifier>) -> Self {
+        self.notifier = notifier;
+        self
+    }
+
+    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    pub fn build(self) -> Context {
+        Context(Rc::new(Inner {
+            tenant: self.tenant,
+            principal: self.principal,
+            era: self.era,
+            input_responses: self.input_responses,
+            request_state: self.request_state,
+            round: self.round,
+            client_capabilities: self.client_capabilities,
+            notifier: self.notifier,
+            last_progress: Cell::new(None),
+            cancel: self.cancel,
+        }))
+    }
+}

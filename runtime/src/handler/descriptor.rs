@@ -1,0 +1,245 @@
+//! How tools, prompts and resources describe themselves in list results.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// A tool as `tools/list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDescriptor {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub description: String,
+    pub input_schema: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+}
+
+impl ToolDescriptor {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            annotations: None,
+        }
+    }
+
+    /// A tool without arguments.
+    pub fn no_args(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self::new(
+            name,
+            description,
+            serde_json::json!({ "type": "object", "properties": {} }),
+        )
+    }
+
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    pub fn with_annotations(mut self, annotations: Value) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Arguments mirrored into `Mcp-Param-{Name}` headers (SEP-2243): top-level properties
+    /// carrying `x-mcp-header`. Computed once when the catalog is built.
+    pub fn header_params(&self) -> Vec<HeaderParam> {
+        let Some(props) = self
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+        else {
+            return Vec::new();
+        };
+        props
+            .iter()
+            .filter_map(|(property, schema)| {
+                let header = schema.get("x-mcp-header")?.as_str()?;
+                let kind = match schema.get("type").and_then(Value::as_str) {
+                    Some("integer") => HeaderKind::Integer,
+                    Some("boolean") => HeaderKind::Boolean,
+                    _ => HeaderKind::String,
+                };
+                Some(HeaderParam {
+                    header: header.to_owned(),
+                    property: property.clone(),
+                    kind,
+                })
+            })
+            .collect()
+    }
+}
+
+/// One argument mirrored into an HTTP header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderParam {
+    /// `{Name}` of `Mcp-Param-{Name}`.
+    pub header: String,
+    pub property: String,
+    pub kind: HeaderKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderKind {
+    String,
+    Integer,
+    Boolean,
+}
+
+/// A prompt argument.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptArgument {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub required: bool,
+}
+
+/// A prompt as `prompts/list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptDescriptor {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub description: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<PromptArgument>,
+}
+
+impl PromptDescriptor {
+    pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            arguments: Vec::new(),
+        }
+    }
+
+    pub fn argument(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        required: bool,
+    ) -> Self {
+        self.arguments.push(PromptArgument {
+            name: name.into(),
+            description: Some(description.into()),
+            required,
+        });
+        self
+    }
+
+    pub fn required_arguments(&self) -> impl Iterator<Item = &str> {
+        self.arguments
+            .iter()
+            .filter(|a| a.required)
+            .map(|a| a.name.as_str())
+    }
+}
+
+/// A concrete resource as `resources/list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceDescriptor {
+    pub uri: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+impl ResourceDescriptor {
+    pub fn new(
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        mime_type: impl Into<String>,
+    ) -> Self {
+        Self {
+            uri: uri.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: Some(mime_type.into()),
+        }
+    }
+
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// A resource template as `resources/templates/list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TemplateDescriptor {
+    pub uri_template: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+impl TemplateDescriptor {
+    pub fn new(
+        uri_template: impl Into<String>,
+        name: impl Into<String>,
+        mime_type: impl Into<String>,
+    ) -> Self {
+        Self {
+            uri_template: uri_template.into(),
+            name: name.into(),
+            title: None,
+            description: None,
+            mime_type: Some(mime_type.into()),
+        }
+    }
+
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn header_params_come_from_top_level_x_mcp_header_properties() {
+        let t = ToolDescriptor::new(
+            "t",
+            "d",
+            json!({"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "count": {"type": "integer", "x-mcp-header": "Count"},
+                "plain": {"type": "string"}
+            }}),
+        );
+        let mut params = t.header_params();
+        params.sort_by(|a, b| a.header.cmp(&b.header));
+        assert_eq!(params.len(), 2);
+        assert_eq!(params[0].kind, HeaderKind::Integer);
+        assert_eq!(params[1].property, "region");
+    }
+}

@@ -1,0 +1,70 @@
+//! Client capabilities as one request declared them.
+//!
+//! Kept as the raw JSON object: the spec lets capability objects carry anything, and the gate
+//! only asks "is this key present". A key counts as declared whatever its value (`{}` counts).
+
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientCapabilities(Map<String, Value>);
+
+impl ClientCapabilities {
+    pub fn new(map: Map<String, Value>) -> Self {
+        Self(map)
+    }
+
+    pub fn as_map(&self) -> &Map<String, Value> {
+        &self.0
+    }
+
+    /// Is `key` declared at the top level?
+    pub fn has(&self, key: &str) -> bool {
+        self.0.contains_key(key)
+    }
+
+    /// Is `sub` declared under `key` (e.g. `elicitation.url`)?
+    pub fn has_sub(&self, key: &str, sub: &str) -> bool {
+        self.0
+            .get(key)
+            .and_then(Value::as_object)
+            .is_some_and(|m| m.contains_key(sub))
+    }
+
+    /// Form elicitation: `elicitation.form`, or a bare `elicitation` that names neither mode
+    /// (the backward-compatible reading).
+    pub fn allows_form_elicitation(&self) -> bool {
+        match self.0.get("elicitation") {
+            None => false,
+            Some(Value::Object(m)) => m.contains_key("form") || !m.contains_key("url"),
+            Some(_) => true,
+        }
+    }
+
+    pub fn allows_url_elicitation(&self) -> bool {
+        self.has_sub("elicitation", "url")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn caps(v: Value) -> ClientCapabilities {
+        ClientCapabilities::new(v.as_object().cloned().expect("object"))
+    }
+
+    #[test]
+    fn a_bare_elicitation_means_form_only() {
+        let c = caps(json!({"elicitation": {}}));
+        assert!(c.allows_form_elicitation());
+        assert!(!c.allows_url_elicitation());
+    }
+
+    #[test]
+    fn url_only_elicitation_does_not_imply_form() {
+        let c = caps(json!({"elicitation": {"url": {}}}));
+        assert!(!c.allows_form_elicitation());
+        assert!(c.allows_url_elicitation());
+    }
+}

@@ -1,0 +1,208 @@
+//! The JSON-RPC error object as it goes on the wire, and the codes MCP gives meaning to.
+//!
+//! A wire error is its own type, apart from any Rust error enum: causes are logged where they
+//! happen and only the code, a fixed message and documented `data` cross the wire. The HTTP
+//! status of each code is decided here, once, because the spec ties some codes to a status.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// Error codes Roundtrip emits. MCP reserves -32020..=-32099; application codes live outside
+/// -32768..=-32000, as the spec asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    ParseError,
+    InvalidRequest,
+    MethodNotFound,
+    InvalidParams,
+    InternalError,
+    /// -32020: HTTP headers disagree with the body, or a required header is missing.
+    HeaderMismatch,
+    /// -32021: an input request needs a capability this request did not declare.
+    MissingRequiredClientCapability,
+    /// -32022: the requested protocol version is not served here.
+    UnsupportedProtocolVersion,
+    /// Roundtrip: no credentials, or credentials that do not authenticate (HTTP 401).
+    Unauthorized,
+    /// Roundtrip: Host or Origin not on the allow-list (HTTP 403).
+    Forbidden,
+    /// Roundtrip: no such tenant, or the tenant is not serving (HTTP 404).
+    UnknownTenant,
+    /// Roundtrip: the request body exceeds the configured limit (HTTP 413).
+    PayloadTooLarge,
+    /// Roundtrip: the request body did not arrive in time (HTTP 408).
+    RequestTimeout,
+}
+
+impl ErrorCode {
+    pub fn code(self) -> i32 {
+        match self {
+            Self::ParseError => -32700,
+            Self::InvalidRequest => -32600,
+            Self::MethodNotFound => -32601,
+            Self::InvalidParams => -32602,
+            Self::InternalError => -32603,
+            Self::HeaderMismatch => -32020,
+            Self::MissingRequiredClientCapability => -32021,
+            Self::UnsupportedProtocolVersion => -32022,
+            Self::Unauthorized => -31001,
+            Self::Forbidden => -31003,
+            Self::UnknownTenant => -31004,
+            Self::PayloadTooLarge => -31013,
+            Self::RequestTimeout => -31008,
+        }
+    }
+
+    /// HTTP status for a response carrying this error. The spec fixes 400 for malformed
+    /// requests and the three modern codes, and 404 for -32601; other JSON-RPC errors travel
+    /// as 200 with the error body.
+    pub fn http_status(self) -> u16 {
+        match self {
+            Self::ParseError
+            | Self::InvalidRequest
+            | Self::InvalidParams
+            | Self::HeaderMismatch
+            | Self::MissingRequiredClientCapability
+            | Self::UnsupportedProtocolVersion => 400,
+            Self::MethodNotFound | Self::UnknownTenant => 404,
+            Self::Unauthorized => 401,
+            Self::Forbidden => 403,
+            Self::PayloadTooLarge => 413,
+            Self::RequestTimeout => 408,
+            Self::InternalError => 200,
+        }
+    }
+}
+
+/// A JSON-RPC error object: `{code, message, data?}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpError {
+    pub code: ErrorCode,
+    pub message: Cow<'static, str>,
+    pub data: Option<Value>,
+}
+
+/// The one message every `requestState` failure gets; the reason is only logged.
+pub const INVALID_REQUEST_STATE: &str = "Invalid or expired requestState";
+
+impl McpError {
+    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    pub fn parse_error(detail: impl std::fmt::Display) -> Self {
+        Self::new(ErrorCode::ParseError, format!("Parse error: {detail}"))
+    }
+
+    pub fn invalid_request(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidRequest, message)
+    }
+
+    pub fn invalid_params(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidParams, message)
+    }
+
+    pub fn internal(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InternalError, message)
+    }
+
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(
+            ErrorCode::MethodNotFound,
+            format!("Method not found: {method}"),
+        )
+    }
+
+    pub fn header_mismatch(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::HeaderMismatch, message)
+    }
+
+    pub fn missing_capabilities(required: Value) -> Self {
+        Self::new(
+            ErrorCode::MissingRequiredClientCapability,
+            "The request's client capabilities do not declare what this input request needs",
+        )
+        .with_data(json!({ "requiredCapabilities": required }))
+    }
+
+    pub fn unsupported_version(requested: &str, supported: &[&str]) -> Self {
+        Self::new(
+            ErrorCode::UnsupportedProtocolVersion,
+            "Unsupported protocol version",
+        )
+        .with_data(json!({ "supported": supported, "requested": requested }))
+    }
+
+    pub fn invalid_request_state() -> Self {
+        Self::invalid_params(INVALID_REQUEST_STATE)
+    }
+
+    pub fn resource_not_found(uri: &str) -> Self {
+        Self::invalid_params(format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }))
+    }
+
+    pub fn http_status(&self) -> u16 {
+        self.code.http_status()
+    }
+
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(WireError {
+            code: self.code.code(),
+            message: &self.message,
+            data: self.data.as_ref(),
+        })
+        .unwrap_or(Value::Null)
+    }
+}
+
+impl std::fmt::Display for McpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.message, self.code.code())
+    }
+}
+
+impl std::error::Error for McpError {}
+
+#[derive(Serialize)]
+struct WireError<'a> {
+    code: i32,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a Value>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modern_codes_are_http_400_and_method_not_found_is_404() {
+        for code in [
+            ErrorCode::HeaderMismatch,
+            ErrorCode::MissingRequiredClientCapability,
+            ErrorCode::UnsupportedProtocolVersion,
+            ErrorCode::InvalidParams,
+        ] {
+            assert_eq!(code.http_status(), 400);
+        }
+        assert_eq!(ErrorCode::MethodNotFound.http_status(), 404);
+    }
+
+    #[test]
+    fn wire_error_omits_absent_data() {
+        let v = McpError::internal("boom").to_value();
+        assert_eq!(v, json!({"code": -32603, "message": "boom"}));
+    }
+}

@@ -1,0 +1,203 @@
+//! The per-request `_meta` envelope of modern MCP (`io.modelcontextprotocol/*` keys).
+//!
+//! Parsing only: whether the envelope is required, and what a missing one means for the era,
+//! is the dispatcher's decision.
+
+use serde_json::{Map, Value};
+
+use super::capabilities::ClientCapabilities;
+use super::error::McpError;
+
+pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+pub const PROGRESS_TOKEN: &str = "progressToken";
+
+/// Syslog severities, in increasing order, as MCP logging uses them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "debug" => Self::Debug,
+            "info" => Self::Info,
+            "notice" => Self::Notice,
+            "warning" => Self::Warning,
+            "error" => Self::Error,
+            "critical" => Self::Critical,
+            "alert" => Self::Alert,
+            "emergency" => Self::Emergency,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+}
+
+/// What a modern request says about itself in `params._meta`.
+#[derive(Debug, Clone)]
+pub struct RequestMeta {
+    pub protocol_version: String,
+    pub client_capabilities: ClientCapabilities,
+    pub client_info: Option<Value>,
+    pub log_level: Option<LogLevel>,
+    pub progress_token: Option<Value>,
+}
+
+impl RequestMeta {
+    /// Reads the envelope. `Ok(None)` when there is no `_meta` protocol version at all (the
+    /// caller decides whether that is a legacy request or a malformed modern one).
+    pub fn from_params(
+        params: Option<&Map<String, Value>>,
+    ) -> Result<Option<RequestMeta>, McpError> {
+        let Some(meta) = params.and_then(|p| p.get("_meta")) else {
+            return Ok(None);
+        };
+        let Value::Object(meta) = meta else {
+            return Err(McpError::invalid_params("params._meta must be an object"));
+        };
+        let Some(version) = meta.get(PROTOCOL_VERSION) else {
+            return Ok(None);
+        };
+        let Value::String(version) = version else {
+            return Err(McpError::invalid_params(format!(
+                "_meta[\"{PROTOCOL_VERSION}\"] must be a string"
+            )));
+        };
+        let client_capabilities = match meta.get(CLIENT_CAPABILITIES) {
+            Some(Value::Object(caps)) => ClientCapabilities::new(caps.clone()),
+            Some(_) => {
+                return Err(McpError::invalid_params(format!(
+                    "_meta[\"{CLIENT_CAPABILITIES}\"] must be an object"
+                )))
+            }
+            None => {
+                return Err(McpError::invalid_params(format!(
+                    "Missing required _meta[\"{CLIENT_CAPABILITIES}\"]"
+                )))
+            }
+        };
+        let log_level = match meta.get(LOG_LEVEL) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(
+                LogLevel::parse(s)
+                    .ok_or_else(|| McpError::invalid_params(format!("Unknown log level: {s}")))?,
+            ),
+            Some(_) => {
+                return Err(McpError::invalid_params(format!(
+                    "_meta[\"{LOG_LEVEL}\"] must be a string"
+                )))
+            }
+        };
+        let progress_token = match meta.get(PROGRESS_TOKEN) {
+            None | Some(Value::Null) => None,
+            Some(t @ (Value::String(_) | Value::Number(_))) => Some(t.clone()),
+            Some(_) => {
+                return Err(McpError::invalid_params(
+                    "progressToken must be a string or a number",
+                ))
+            }
+        };
+        Ok(Some(RequestMeta {
+            protocol_version: version.clone(),
+            client_capabilities,
+            client_info: meta.get(CLIENT_INFO).cloned(),
+            log_level,
+            progress_token,
+        }))
+    }
+
+    /// The envelope is required on modern requests: absent `_meta`, or one without a version,
+    /// is malformed.
+    pub fn require(params: Option<&Map<String, Value>>) -> Result<RequestMeta, McpError> {
+        match Self::from_params(params)? {
+            Some(meta) => Ok(meta),
+            None if params.and_then(|p| p.get("_meta")).is_none() => {
+                Err(McpError::invalid_params("Missing required params._meta"))
+            }
+            None => Err(McpError::invalid_params(format!(
+                "Missing required _meta[\"{PROTOCOL_VERSION}\"]"
+            ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn params(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().expect("object")
+    }
+
+    #[test]
+    fn missing_client_capabilities_is_invalid_params() {
+        let p = params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28"}}));
+        assert_eq!(
+            RequestMeta::require(Some(&p))
+                .expect_err("invalid")
+                .code
+                .code(),
+            -32602
+        );
+    }
+
+    #[test]
+    fn missing_meta_is_invalid_params() {
+        assert_eq!(
+            RequestMeta::require(None).expect_err("invalid").code.code(),
+            -32602
+        );
+    }
+
+    #[test]
+    fn missing_client_info_is_accepted() {
+        let p = params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}}));
+        let meta = RequestMeta::require(Some(&p)).expect("valid");
+        assert!(meta.client_info.is_none());
+    }
+
+    #[test]
+    fn an_unknown_log_level_is_invalid_params() {
+        let p = params(
+            json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}, LOG_LEVEL: "loud"}}),
+        );
+        assert_eq!(
+            RequestMeta::require(Some(&p))
+                .expect_err("invalid")
+                .code
+                .code(),
+            -32602
+        );
+    }
+
+    #[test]
+    fn log_levels_are_ordered_by_severity() {
+        assert!(LogLevel::Debug < LogLevel::Info && LogLevel::Warning < LogLevel::Emergency);
+    }
+}

@@ -1,0 +1,23 @@
+//! Wire types of the MCP revisions Roundtrip serves, and nothing else.
+//!
+//! This is the bottom layer: it imports nothing from the rest of the crate. Handlers, dispatch
+//! and transports all speak in these types; JSON shapes that are open-ended in the spec
+//! (schemas, `_meta`, capability objects) stay `serde_json::Value` on purpose, so the runtime
+//! never drops a field a client or handler put there.
+
+pub mod capabilities;
+pub mod content;
+pub mod error;
+pub mod input;
+pub mod jsonrpc;
+pub mod meta;
+pub mod result;
+pub mod version;
+
+pub use capabilities::ClientCapabilities;
+pub use error::{ErrorCode, McpError};
+pub use input::{ElicitAction, InputRequest, InputRequests, InputResponse, InputResponses};
+pub use jsonrpc::{Incoming, Notification, Request, RequestId};
+pub use meta::{LogLevel, RequestMeta};
+pub use result::ResultType;
+pub use version::{Era, ProtocolVersion};

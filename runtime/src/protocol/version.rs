@@ -1,0 +1,52 @@
+//! Protocol versions and the era they belong to. Versions are compared here and nowhere else.
+
+/// Every protocol revision Roundtrip knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ProtocolVersion {
+    V2026_07_28,
+    V2025_11_25,
+    V2025_06_18,
+    V2025_03_26,
+}
+
+/// Modern revisions carry version and capabilities on every request; legacy ones set up a
+/// session with `initialize`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    Modern,
+    Legacy,
+}
+
+impl ProtocolVersion {
+    /// The modern versions served statelessly, newest first: what `server/discover` and
+    /// `-32022` advertise.
+    pub const MODERN: &'static [ProtocolVersion] = &[ProtocolVersion::V2026_07_28];
+    pub const MODERN_STRS: &'static [&'static str] = &["2026-07-28"];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "2026-07-28" => Self::V2026_07_28,
+            "2025-11-25" => Self::V2025_11_25,
+            "2025-06-18" => Self::V2025_06_18,
+            "2025-03-26" => Self::V2025_03_26,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V2026_07_28 => "2026-07-28",
+            Self::V2025_11_25 => "2025-11-25",
+            Self::V2025_06_18 => "2025-06-18",
+            Self::V2025_03_26 => "2025-03-26",
+        }
+    }
+
+    pub fn era(self) -> Era {
+        match self {
+            Self::V2026_07_28 => Era::Modern,
+            _ => Era::Legacy,
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! AES-256-GCM token codec: bytes in, `v1.<kid>.<blob>` out, and back. Pure; no clock, no
+//! policy.
+//!
+//! Token format: `v1.<kid>.<base64url-no-pad(nonce(12) || ciphertext || tag(16))>`.
+//! - `v1` is the format version, and it is authenticated: the caller puts it, with the kid,
+//!   in the associated data (see `binding::associated_data`), so neither can be swapped.
+//! - `kid` picks the key from the tenant's ring in O(1), which is what lets keys rotate while
+//!   tokens sealed under the previous key are still in flight.
+//! - The nonce is 96 random bits per seal. With random nonces GCM stays safe up to about 2^32
+//!   seals per key, which rotation keeps us far below.
+//!
+//! The token is attacker-controlled on the way back in, so parsing is strict: only canonical
+//! unpadded base64url is accepted (no `=`, no `+` or `/`, no stray trailing bits), so each
+//! blob has exactly one spelling. AES-GCM checks the tag in constant time; nothing here
+//! compares secrets by hand.
+
+use std::fmt;
+
+use aes_gcm::aead::{Aead, AeadInPlace, KeyInit, Payload};
+use aes_gcm::{Aes256Gcm, Key, Nonce};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use rand::rngs::OsRng;
+use rand::RngCore;
+
+use super::error::OpenError;
+
+/// The token format version, as it appears at the start of every token.
+pub(crate) const VERSION: &str = "v1";
+const PREFIX: &str = "v1.";
+const NONCE_LEN: usize = 12;
+const TAG_LEN: usize = 16;
+const KID_RANDOM_BYTES: usize = 8;
+
+/// One AES-256-GCM key and its id. The cipher is built once, here, never per request.
+///
+/// `Debug` prints the kid only; the key bytes never reach a log.
+pub struct StateKey {
+    kid: String,
+    cipher: Aes256Gcm,
+    secret: [u8; 32],
+}
+
+impl StateKey {
+    /// A fresh random key from the OS RNG, with a random 11-character kid (8 bytes,
+    /// base64url without padding).
+    pub fn generate() -> StateKey {
+        let mut secret = [0u8; 32];
+        OsRng.fill_bytes(&mut secret);
+        let mut kid = [0u8; KID_RANDOM_BYTES];
+        OsRng.fill_bytes(&mut kid);
+        StateKey::from_bytes(URL_SAFE_NO_PAD.encode(kid), secret)
+    }
+
+    /// A key from stored bytes, e.g. loaded from a `KeyShare`.
+    ///
+    /// `kid` must be non-empty and in the base64url alphabet, as [`StateKey::generate`] makes
+    /// it: a token sealed under any other kid never parses back (it fails as `Malformed`).
+    /// A backend loading kids from outside should check them.
+    pub fn from_bytes(kid: String, bytes: [u8; 32]) -> StateKey {
+        let cipher = Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&bytes));
+        StateKey {
+            kid,
+            cipher,
+            secret: bytes,
+        }
+    }
+
+    /// The key id written into every token sealed under this key.
+    pub fn kid(&self) -> &str {
+        &self.kid
+    }
+
+    /// The raw key bytes. **Only** for sharing the key with other processes or wrapping it
+    /// under a master key at rest; sealing and opening never need them.
+    pub fn secret_bytes(&self) -> &[u8; 32] {
+        &self.secret
+    }
+}
+
+impl fmt::Debug for StateKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StateKey")
+            .field("kid", &self.kid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether `kid` is non-empty and uses only the base64url alphabet.
+pub(crate) fn is_kid(kid: &str) -> bool {
+    !kid.is_empty()
+        && kid
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The exact length of the token [`seal_bytes`] returns for a plaintext of `plaintext_len`
+/// bytes under a kid of `kid_len` characters, so callers can check a size cap before
+/// encrypting.
+pub(crate) fn token_len(kid_len: usize, plaintext_len: usize) -> usize {
+    let blob = NONCE_LEN + plaintext_len + TAG_LEN;
+    PREFIX.len() + kid_len + 1 + (blob * 4).div_ceil(3)
+}
+
+/// Encrypts `plaintext` under `key` with a fresh random nonce, authenticating `aad`.
+///
+/// Fails only if AES-GCM refuses the plaintext (over 64 GiB).
+pub(crate) fn seal_bytes(
+    key: &StateKey,
+    aad: &[u8],
+    plaintext: &[u8],
+) -> Result<String, aes_gcm::Error> {
+    let mut nonce = [0u8; NONCE_LEN];
+    OsRng.fill_bytes(&mut nonce);
+
+    let mut blob = Vec::with_capacity(NONCE_LEN + plaintext.len() + TAG_LEN);
+    blob.extend_from_slice(&nonce);
+    blob.extend_from_slice(plaintext);
+    let tag = key.cipher.encrypt_in_place_detached(
+        Nonce::from_slice(&nonce),
+        aad,
+        &mut blob[NONCE_LEN..],
+    )?;
+    blob.extend_from_slice(&tag);
+
+    let mut token = String::with_capacity(token_len(key.kid.len(), plaintext.len()));
+    token.push_str(PREFIX);
+    token.push_str(&key.kid);
+    token.push('.');
+    URL_SAFE_NO_PAD.encode_string(&blob, &mut token);
+    Ok(token)
+}
+
+/// Splits a token into its kid and decoded blob. Anything but the exact format is
+/// [`OpenError::Malformed`]; the blob's contents are not checked here.
+pub(crate) fn split_token(token: &str) -> Result<(&str, Vec<u8>), OpenError> {
+    let rest = token.strip_prefix(PREFIX).ok_or(OpenError::Malformed)?;
+    let (kid, encoded) = rest.split_once('.').ok_or(OpenError::Malformed)?;
+    if !is_kid(kid) {
+        return Err(OpenError::Malformed);
+    }
+    let blob = URL_SAFE_NO_PAD
+        .decode(encoded)
+        .map_err(|_| OpenError::Malformed)?;
+    Ok((kid, blob))
+}
+
+/// Decrypts a blob from [`split_token`] under `key`, checking the tag over the ciphertext
+/// and `aad`. Too short to hold a nonce and a tag is [`OpenError::Malformed`]; any
+/// authentication failure is [`OpenError::Rejected`].
+pub(crate) fn open_bytes(key: &StateKey, aad: &[u8], blob: &[u8]) -> Result<Vec<u8>, OpenError> {
+    if blob.len() < NONCE_LEN + TAG_LEN {
+        return Err(OpenError::Malformed);
+    }
+    let (nonce, ciphertext) = blob.split_at(NONCE_LEN);
+    key.cipher
+        .decrypt(
+            Nonce::from_slice(nonce),
+            Payload {
+                msg: ciphertext,
+                aad,
+            },
+        )
+        .map_err(|_| OpenError::Rejected)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    fn key() -> StateKey {
+        StateKey::from_bytes("test-kid".to_owned(), [7u8; 32])
+    }
+
+    fn reencode(kid: &str, blob: &[u8]) -> String {
+        format!("{PREFIX}{kid}.{}", URL_SAFE_NO_PAD.encode(blob))
+    }
+
+    #[test]
+    fn sealed_bytes_open_with_the_same_key_and_aad() {
+        let k = key();
+        let token = seal_bytes(&k, b"aad", b"hello").unwrap();
+        let (kid, blob) = split_token(&token).unwrap();
+        assert_eq!(kid, "test-kid");
+        assert_eq!(open_bytes(&k, b"aad", &blob).unwrap(), b"hello");
+    }
+
+    #[test]
+    fn token_has_the_documented_shape_and_predicted_length() {
+        let k = StateKey::generate();
+        for len in [0, 1, 2, 3, 100, 1000] {
+            let token = seal_bytes(&k, b"", &vec![b'x'; len]).unwrap();
+            assert_eq!(token.len(), token_len(k.kid().len(), len));
+            let parts: Vec<&str> = token.split('.').collect();
+            assert_eq!(parts.len(), 3);
+            assert_eq!(parts[0], VERSION);
+            assert_eq!(parts[1], k.kid());
+        }
+    }
+
+    #[test]
+    fn two_seals_of_the_same_plaintext_differ() {
+        let k = key();
+        assert_ne!(
+            seal_bytes(&k, b"", b"same").unwrap(),
+            seal_bytes(&k, b"", b"same").unwrap()
+        );
+    }
+
+    #[test]
+    fn generated_kid_is_eleven_base64url_chars() {
+        let k = StateKey::generate();
+        assert_eq!(k.kid().len(), 11);
+        assert!(is_kid(k.kid()));
+        assert_ne!(StateKey::generate().kid(), k.kid());
+    }
+
+    #[test]
+    fn debug_shows_the_kid_but_never_the_key_bytes() {
+        let k = key();
+        let shown = format!("{k:?}");
+        assert!(shown.contains("test-kid"));
+        assert!(!shown.contains("secret"));
+        assert!(!shown.contains('7'));
+    }
+
+    #[test]
+    fn from_bytes_keeps_the_secret_for_sharing() {
+        assert_eq!(key().secret_bytes(), &[7u8; 32]);
+    }
+
+    #[test]
+    fn a_flipped_bit_anywhere_in_the_blob_is_rejected() {
+        let k = key();
+        let token = seal_bytes(&k, b"aad", b"some state").unwrap();
+        let (_, blob) = split_token(&token).unwrap();
+        for i in 0..blob.len() {
+            let mut bad = blob.clone();
+            bad[i] ^= 0x01;
+            assert_eq!(
+                open_bytes(&k, b"aad", &bad),
+                Err(OpenError::Rejected),
+                "byte {i}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_aad_is_rejected() {
+        let k = key();
+        let (_, blob) = split_token(&seal_bytes(&k, b"aad", b"x").unwrap()).unwrap();
+        assert_eq!(open_bytes(&k, b"aae", &blob), Err(OpenError::Rejected));
+    }
+
+    #[test]
+    fn another_key_is_rejected() {
+        let (_, blob) = split_token(&seal_bytes(&key(), b"", b"x").unwrap()).unwrap();
+        let other = StateKey::from_bytes("test-kid".to_owned(), [8u8; 32]);
+        assert_eq!(open_bytes(&other, b"", &blob), Err(OpenError::Rejected));
+    }
+
+    #[test]
+    fn a_blob_shorter_than_nonce_and_tag_is_malformed() {
+        let k = key();
+        let (_, blob) = split_token(&seal_bytes(&k, b"", b"").unwrap()).unwrap();
+        assert_eq!(blob.len(), NONCE_LEN + TAG_LEN);
+        assert_eq!(
+            open_bytes(&k, b"", &blob[..blob.len() - 1]),
+            Err(OpenError::Malformed)
+        );
+        assert_eq!(open_bytes(&k, b"", &[]), Err(OpenError::Malformed));
+    }
+
+    #[test]
+    fn a_truncated_blob_is_rejected() {
+        let k = key();
+        let (_, blob) = split_token(&seal_bytes(&k, b"", b"payload").unwrap()).unwrap();
+        assert_eq!(
+            open_bytes(&k, b"", &blob[..blob.len() - 1]),
+            Err(OpenError::Rejected)
+        );
+    }
+
+    #[test]
+    fn wrong_prefix_missing_parts_or_bad_kid_are_malformed() {
+        let k = key();
+        let token = seal_bytes(&k, b"", b"x").unwrap();
+        let body = token.strip_prefix(PREFIX).unwrap();
+        for bad in [
+            String::new(),
+            "v1".to_owned(),
+            "v1.".to_owned(),
+            "v1.kid".to_owned(),
+            format!("v2.{body}"),
+            format!("V1.{body}"),
+            format!("v1..{}", body.split_once('.').unwrap().1),
+            format!("v1.k!d.{}", body.split_once('.').unwrap().1),
+            format!("v1.k.d.{}", body.split_once('.').unwrap().1),
+            token.replacen("v1.", "", 1),
+        ] {
+            assert_eq!(split_token(&bad).err(), Some(OpenError::Malformed), "{bad}");
+        }
+    }
+
+    #[test]
+    fn padding_and_standard_alphabet_are_malformed() {
+        // 13 bytes encode to 18 chars: not a multiple of 4, so padded would add "==".
+        let blob: Vec<u8> = (0u8..13)
+            .map(|b| b.wrapping_mul(37).wrapping_add(250))
+            .collect();
+        let canonical = reencode("kid", &blob);
+        assert_eq!(split_token(&canonical).unwrap().1, blob);
+
+        let padded = format!("{canonical}==");
+        assert_eq!(split_token(&padded).err(), Some(OpenError::Malformed));
+
+        let standard = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&blob);
+        assert!(standard.contains('+') || standard.contains('/'));
+        assert_eq!(
+            split_token(&format!("v1.kid.{standard}")).err(),
+            Some(OpenError::Malformed)
+        );
+        for junk in [" ", "\n", "!", ".", "%3D"] {
+            assert_eq!(
+                split_token(&format!("{canonical}{junk}")).err(),
+                Some(OpenError::Malformed),
+                "{junk:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn non_canonical_trailing_bits_are_malformed() {
+        // One byte encodes to two chars, and the second carries 4 unused bits that must be 0.
+        let canonical = reencode("kid", &[0xff]);
+        assert!(canonical.ends_with("_w"));
+        assert!(split_token(&canonical).is_ok());
+        let sloppy = canonical.replace("_w", "_x");
+        assert_eq!(split_token(&sloppy).err(), Some(OpenError::Malformed));
+    }
+}

@@ -1,0 +1,154 @@
+//! One tenant's keys: the active key that seals, and older keys that still open tokens
+//! sealed before a rotation. Plain immutable data.
+//!
+//! A ring is never changed in place: [`KeyRing::rotated`] and [`KeyRing::pruned`] return a
+//! new ring. That is what lets the `KeyManager` push cheap `Arc` snapshots ([`KeyRings`]) to
+//! every worker, which then seal and open without a lock or a message hop.
+//!
+//! A verify-only key is kept until its retire time, which the `KeyManager` sets to the
+//! rotation time plus the state TTL plus the clock skew: every token sealed under it has
+//! expired by then. [`KeyRing::find`] does not look at the clock; a key past its retire time
+//! but not yet pruned can only open tokens that `open` then refuses as expired.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::codec::StateKey;
+
+/// Every tenant's ring, by tenant slug: the snapshot workers seal and open with.
+pub type KeyRings = Arc<HashMap<String, Arc<KeyRing>>>;
+
+/// A tenant's active key plus the keys that only verify, each with its retire time.
+#[derive(Debug, Clone)]
+pub struct KeyRing {
+    active: Arc<StateKey>,
+    verify_only: Vec<(Arc<StateKey>, u64)>,
+}
+
+impl KeyRing {
+    /// A ring with one key, which seals and opens.
+    pub fn new(active: StateKey) -> KeyRing {
+        KeyRing {
+            active: Arc::new(active),
+            verify_only: Vec::new(),
+        }
+    }
+
+    /// A ring from its parts, e.g. loaded back from a `KeyShare`. Each verify-only key comes
+    /// with the unix second after which it is retired.
+    pub fn from_parts(active: Arc<StateKey>, verify_only: Vec<(Arc<StateKey>, u64)>) -> KeyRing {
+        KeyRing {
+            active,
+            verify_only,
+        }
+    }
+
+    /// The key new tokens are sealed with.
+    pub fn active(&self) -> &StateKey {
+        &self.active
+    }
+
+    /// The verify-only keys and their retire times (unix seconds), e.g. to share or persist.
+    pub fn verify_only(&self) -> &[(Arc<StateKey>, u64)] {
+        &self.verify_only
+    }
+
+    /// The key with id `kid`: the active key or a verify-only key not yet pruned.
+    pub fn find(&self, kid: &str) -> Option<&StateKey> {
+        if self.active.kid() == kid {
+            return Some(&self.active);
+        }
+        self.verify_only
+            .iter()
+            .find(|(key, _)| key.kid() == kid)
+            .map(|(key, _)| &**key)
+    }
+
+    /// A ring where `new` seals and the current active key only verifies, until the unix
+    /// second `retire_after`.
+    #[must_use]
+    pub fn rotated(&self, new: StateKey, retire_after: u64) -> KeyRing {
+        let mut verify_only = Vec::with_capacity(self.verify_only.len() + 1);
+        verify_only.push((Arc::clone(&self.active), retire_after));
+        verify_only.extend(self.verify_only.iter().cloned());
+        KeyRing {
+            active: Arc::new(new),
+            verify_only,
+        }
+    }
+
+    /// A ring without the verify-only keys whose retire time is before `now` (unix seconds).
+    #[must_use]
+    pub fn pruned(&self, now: u64) -> KeyRing {
+        KeyRing {
+            active: Arc::clone(&self.active),
+            verify_only: self
+                .verify_only
+                .iter()
+                .filter(|(_, retire_after)| *retire_after >= now)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Whether [`KeyRing::pruned`] at `now` would drop anything.
+    pub(crate) fn has_retired(&self, now: u64) -> bool {
+        self.verify_only
+            .iter()
+            .any(|(_, retire_after)| *retire_after < now)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
+mod tests {
+    use super::*;
+
+    fn key(kid: &str) -> StateKey {
+        StateKey::from_bytes(kid.to_owned(), [1u8; 32])
+    }
+
+    #[test]
+    fn a_new_ring_finds_only_its_active_key() {
+        let ring = KeyRing::new(key("a"));
+        assert_eq!(ring.active().kid(), "a");
+        assert_eq!(ring.find("a").map(StateKey::kid), Some("a"));
+        assert!(ring.find("b").is_none());
+        assert!(ring.verify_only().is_empty());
+    }
+
+    #[test]
+    fn rotation_makes_the_old_key_verify_only_until_its_retire_time() {
+        let ring = KeyRing::new(key("a")).rotated(key("b"), 100);
+        assert_eq!(ring.active().kid(), "b");
+        assert_eq!(ring.find("a").map(StateKey::kid), Some("a"));
+        assert_eq!(ring.verify_only()[0].1, 100);
+
+        assert!(!ring.has_retired(100));
+        assert!(ring.pruned(100).find("a").is_some());
+        assert!(ring.has_retired(101));
+        let pruned = ring.pruned(101);
+        assert!(pruned.find("a").is_none());
+        assert_eq!(pruned.active().kid(), "b");
+    }
+
+    #[test]
+    fn rotating_twice_keeps_both_old_keys_with_their_own_retire_times() {
+        let ring = KeyRing::new(key("a"))
+            .rotated(key("b"), 100)
+            .rotated(key("c"), 200);
+        assert_eq!(ring.active().kid(), "c");
+        assert!(ring.find("a").is_some() && ring.find("b").is_some());
+        let pruned = ring.pruned(150);
+        assert!(pruned.find("a").is_none());
+        assert!(pruned.find("b").is_some());
+    }
+
+    #[test]
+    fn rotation_leaves_the_original_ring_unchanged() {
+        let ring = KeyRing::new(key("a"));
+        let _ = ring.rotated(key("b"), 100);
+        assert_eq!(ring.active().kid(), "a");
+        assert!(ring.find("b").is_none());
+    }
+}

@@ -1,0 +1,49 @@
+//! Sealing of `requestState`, the opaque string a 2026-07-28 `InputRequiredResult` hands the
+//! client and the client echoes back on its retry.
+//!
+//! The threat model: the echoed state is **attacker-controlled input** (spec, MRTR
+//! "requestState" security). Handlers carry facts across rounds in it, so Roundtrip seals it
+//! with AES-256-GCM under the tenant's current key: the client can neither read nor change
+//! it, and a token opens only
+//! - for the tenant, principal, method, target and arguments it was issued for (the binding
+//!   is in the associated data, see [`Binding`]), which stops replay onto another request;
+//! - until a short expiry (per round, with a clock-skew allowance), see [`SealPolicy`];
+//! - while its key is still in the tenant's ring (rotation keeps the previous key
+//!   verify-only for one TTL, see [`KeyRing`]).
+//!
+//! It does not make state single-use: a handler that must redeem something at most once
+//! keeps its own record.
+//!
+//! Every failure to open is an [`OpenError`] reason for the log; the client always gets the
+//! same fixed `-32602`, built by the dispatcher, never here.
+//!
+//! Layout, one concern per file:
+//! - `codec`: AES-256-GCM token format, pure ([`StateKey`]).
+//! - `binding`: what a token is bound to and the canonical argument digest.
+//! - `claims`: the sealed plaintext.
+//! - `policy`: [`seal`] and [`open`], limits, expiry and skew.
+//! - `keyring`: a tenant's active and verify-only keys, plain data.
+//! - `share`: where rings are shared between processes ([`KeyShare`]).
+//! - `key_manager`: the [`KeyManager`] actor that owns the rings and pushes snapshots to
+//!   workers, so sealing and opening never wait on it.
+//! - `error`: [`OpenError`] and [`SealError`].
+
+mod binding;
+mod claims;
+mod codec;
+mod error;
+mod key_manager;
+mod keyring;
+mod policy;
+mod share;
+
+pub use binding::{args_digest, ArgsDigest, Binding};
+pub use claims::Claims;
+pub use codec::StateKey;
+pub use error::{OpenError, SealError};
+pub use key_manager::{
+    EnsureTenant, KeyManager, KeyRingsChanged, Rotate, Snapshot, Subscribe, PRUNE_EVERY,
+};
+pub use keyring::{KeyRing, KeyRings};
+pub use policy::{open, seal, SealPolicy};
+pub use share::{KeyShare, LocalKeyShare};

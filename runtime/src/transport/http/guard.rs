@@ -1,0 +1,117 @@
+//! DNS-rebinding protection: requests whose `Host` or `Origin` is not on the allow-list are
+//! refused (403) before anything else happens. The default allows only loopback names, which
+//! is right for a server bound to localhost; a deployment behind a load balancer lists its
+//! public host names, or `*` when the proxy already enforces them.
+
+use actix_web::http::header;
+use actix_web::HttpRequest;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostGuard {
+    hosts: Vec<String>,
+    origins: Vec<String>,
+}
+
+impl HostGuard {
+    /// `hosts`: host names (no port) allowed in `Host` and in `Origin`. `origins`: further
+    /// full origins (`https://app.example.com`) allowed in `Origin`. `*` in `hosts` allows any.
+    pub fn new(hosts: Vec<String>, origins: Vec<String>) -> Self {
+        Self {
+            hosts: hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
+            origins: origins
+                .into_iter()
+                .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
+                .collect(),
+        }
+    }
+
+    pub fn localhost() -> Self {
+        Self::new(
+            vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
+            Vec::new(),
+        )
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        self.hosts.iter().any(|h| h == "*" || *h == host)
+    }
+
+    /// Why the request is refused, if it is.
+    pub fn check(&self, req: &HttpRequest) -> Result<(), &'static str> {
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or_default();
+        if !self.host_allowed(strip_port(host)) {
+            return Err("Host not allowed");
+        }
+        let Some(origin) = req.headers().get(header::ORIGIN) else {
+            return Ok(());
+        };
+        let origin = origin
+            .to_str()
+            .unwrap_or_default()
+            .trim_end_matches('/')
+            .to_ascii_lowercase();
+        if self.origins.iter().any(|o| *o == origin) {
+            return Ok(());
+        }
+        let origin_host = origin
+            .split_once("://")
+            .map(|(_, rest)| strip_port(rest))
+            .unwrap_or_default();
+        if origin_host.is_empty() || !self.host_allowed(origin_host) {
+            return Err("Origin not allowed");
+        }
+        Ok(())
+    }
+}
+
+/// `example.com:8080` → `example.com`; `[::1]:8080` → `[::1]`.
+fn strip_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.find(']').map_or(host, |end| &host[..=end]);
+    }
+    host.rsplit_once(':').map_or(host, |(h, _)| h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::test::TestRequest;
+
+    #[test]
+    fn loopback_host_with_port_is_allowed() {
+        let req = TestRequest::default()
+            .insert_header(("host", "127.0.0.1:8080"))
+            .to_http_request();
+        assert!(HostGuard::localhost().check(&req).is_ok());
+    }
+
+    #[test]
+    fn a_foreign_host_is_refused() {
+        let req = TestRequest::default()
+            .insert_header(("host", "evil.example.com"))
+            .to_http_request();
+        assert!(HostGuard::localhost().check(&req).is_err());
+    }
+
+    #[test]
+    fn a_foreign_origin_is_refused_even_with_a_good_host() {
+        let req = TestRequest::default()
+            .insert_header(("host", "localhost:8080"))
+            .insert_header(("origin", "http://evil.example.com"))
+            .to_http_request();
+        assert!(HostGuard::localhost().check(&req).is_err());
+    }
+
+    #[test]
+    fn an_ipv6_loopback_host_is_allowed() {
+        let req = TestRequest::default()
+            .insert_header(("host", "[::1]:9000"))
+            .to_http_request();
+        assert!(HostGuard::localhost().check(&req).is_ok());
+    }
+}

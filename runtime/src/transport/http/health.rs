@@ -1,0 +1,101 @@
+//! `/healthz` (the process answers), `/readyz` (it serves, and is not shutting down) and
+//! `/metrics` (Prometheus text).
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use actix_web::{web, HttpResponse};
+
+use super::McpService;
+
+/// Counters of what the MCP endpoint answered. Atomics: no lock on the request path.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    pub(crate) complete: AtomicU64,
+    pub(crate) input_required: AtomicU64,
+    pub(crate) errors: AtomicU64,
+    pub(crate) cancelled: AtomicU64,
+    pub(crate) notifications: AtomicU64,
+    pub(crate) streams_open: AtomicU64,
+    pub(crate) rejected_http: AtomicU64,
+}
+
+impl Metrics {
+    pub(crate) fn inc(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn render(&self) -> String {
+        let mut out = String::new();
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let _ = writeln!(
+            out,
+            "# HELP roundtrip_mcp_requests_total MCP requests answered, by outcome."
+        );
+        let _ = writeln!(out, "# TYPE roundtrip_mcp_requests_total counter");
+        for (outcome, c) in [
+            ("complete", &self.complete),
+            ("input_required", &self.input_required),
+            ("error", &self.errors),
+            ("cancelled", &self.cancelled),
+        ] {
+            let _ = writeln!(
+                out,
+                "roundtrip_mcp_requests_total{{outcome=\"{outcome}\"}} {}",
+                get(c)
+            );
+        }
+        let _ = writeln!(
+            out,
+            "# HELP roundtrip_mcp_notifications_total Client notifications accepted."
+        );
+        let _ = writeln!(out, "# TYPE roundtrip_mcp_notifications_total counter");
+        let _ = writeln!(
+            out,
+            "roundtrip_mcp_notifications_total {}",
+            get(&self.notifications)
+        );
+        let _ = writeln!(out, "# HELP roundtrip_http_rejected_total Requests refused before dispatch (guard, size, auth, tenant, envelope).");
+        let _ = writeln!(out, "# TYPE roundtrip_http_rejected_total counter");
+        let _ = writeln!(
+            out,
+            "roundtrip_http_rejected_total {}",
+            get(&self.rejected_http)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP roundtrip_sse_streams_open SSE streams currently open."
+        );
+        let _ = writeln!(out, "# TYPE roundtrip_sse_streams_open gauge");
+        let _ = writeln!(
+            out,
+            "roundtrip_sse_streams_open {}",
+            get(&self.streams_open)
+        );
+        out
+    }
+}
+
+pub(crate) async fn healthz() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(r#"{"status":"ok"}"#)
+}
+
+pub(crate) async fn readyz(service: web::Data<McpService>) -> HttpResponse {
+    if service.shutdown.is_cancelled() {
+        HttpResponse::ServiceUnavailable()
+            .content_type("application/json")
+            .body(r#"{"status":"shutting down"}"#)
+    } else {
+        HttpResponse::Ok()
+            .content_type("application/json")
+            .body(r#"{"status":"ready"}"#)
+    }
+}
+
+pub(crate) async fn metrics(service: web::Data<McpService>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(service.metrics.render())
+}

@@ -1,0 +1,142 @@
+//! Streamable HTTP on actix-web: `POST /t/{tenant}/mcp`, health and metrics.
+//!
+//! Build one [`McpService`] outside `HttpServer::new` (it is shared by every worker) and call
+//! [`configure`] inside the factory. `configure` starts the worker's Dispatcher the first time
+//! it runs on a worker thread; that per-worker actor is the one deliberate per-worker thing.
+
+mod endpoint;
+mod guard;
+mod health;
+mod response;
+mod sse;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{Actor, Addr};
+use actix_web::web;
+use tokio_util::sync::CancellationToken;
+
+use crate::dispatch::{Dispatcher, RuntimeConfig};
+use crate::sealing::{KeyManager, KeyRings};
+use crate::tenancy::{Authenticator, TenantDirectory};
+
+pub use guard::HostGuard;
+pub use health::Metrics;
+
+/// HTTP-specific limits and policies.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Largest request body accepted (413 beyond).
+    pub max_body_bytes: usize,
+    /// Time allowed for the whole body to arrive (408 beyond).
+    pub body_timeout: Duration,
+    /// Comment lines sent on idle SSE streams, so proxies keep them and closed clients are
+    /// noticed.
+    pub sse_keepalive: Duration,
+    pub guard: HostGuard,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: 1024 * 1024,
+            body_timeout: Duration::from_secs(10),
+            sse_keepalive: Duration::from_secs(15),
+            guard: HostGuard::localhost(),
+        }
+    }
+}
+
+/// Everything the MCP endpoint needs, shared by all workers.
+pub struct McpService {
+    id: u64,
+    pub(crate) directory: Arc<dyn TenantDirectory>,
+    pub(crate) authenticator: Arc<dyn Authenticator>,
+    pub(crate) runtime: Arc<RuntimeConfig>,
+    pub(crate) http: HttpConfig,
+    key_manager: Option<Addr<KeyManager>>,
+    rings: KeyRings,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) metrics: Metrics,
+}
+
+impl McpService {
+    /// `key_manager` and `rings` (the snapshot at start-up) are needed when
+    /// `runtime.sealing` is set.
+    pub fn new(
+        directory: Arc<dyn TenantDirectory>,
+        authenticator: Arc<dyn Authenticator>,
+        runtime: RuntimeConfig,
+        http: HttpConfig,
+        key_manager: Option<Addr<KeyManager>>,
+        rings: KeyRings,
+    ) -> Arc<Self> {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        Arc::new(Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            directory,
+            authenticator,
+            runtime: Arc::new(runtime),
+            http,
+            key_manager,
+            rings,
+            shutdown: CancellationToken::new(),
+            metrics: Metrics::default(),
+        })
+    }
+
+    /// Cancelled at shutdown: open streams close gracefully instead of holding the server.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// This worker's Dispatcher, started on first use on this thread.
+    fn worker_dispatcher(&self) -> Addr<Dispatcher> {
+        thread_local! {
+            static DISPATCHERS: RefCell<HashMap<u64, Addr<Dispatcher>>> = RefCell::new(HashMap::new());
+        }
+        DISPATCHERS.with(|d| {
+            d.borrow_mut()
+                .entry(self.id)
+                .or_insert_with(|| {
+                    Dispatcher::new(
+                        self.runtime.clone(),
+                        self.key_manager.clone(),
+                        self.rings.clone(),
+                    )
+                    .start()
+                })
+                .clone()
+        })
+    }
+}
+
+/// The worker's Dispatcher, as app data.
+#[derive(Clone)]
+pub(crate) struct WorkerDispatcher(pub(crate) Addr<Dispatcher>);
+
+/// Registers the MCP endpoint, `/healthz`, `/readyz`, `/metrics` and JSON 404s.
+pub fn configure(service: Arc<McpService>) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |cfg| {
+        let dispatcher = WorkerDispatcher(service.worker_dispatcher());
+        cfg.app_data(web::Data::from(service))
+            .app_data(web::Data::new(dispatcher))
+            .service(
+                web::resource("/t/{tenant}/mcp")
+                    .route(web::post().to(endpoint::post))
+                    .default_service(web::to(endpoint::method_not_allowed)),
+            )
+            .route("/healthz", web::get().to(health::healthz))
+            .route("/readyz", web::get().to(health::readyz))
+            .route("/metrics", web::get().to(health::metrics))
+            .default_service(web::to(endpoint::not_found));
+    }
+}

@@ -1,0 +1,4 @@
+//! Transports: how requests arrive and responses leave. They parse and frame; every decision
+//! about a request is dispatch's.
+
+pub mod http;

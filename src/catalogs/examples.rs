@@ -1,0 +1,344 @@
+//! The `examples` catalog: what a tenant's tools look like when written against the handler
+//! API. `echo` is the benchmarks' reference call; the others show multi round-trip flows:
+//! - `greet`: one elicitation;
+//! - `notes_delete`: confirm-before-delete over three rounds, carrying the first answer
+//!   forward in the request state, with the side effect only in the last round;
+//! - `notes_summarize`: asks the client's LLM (sampling);
+//! - `workspace://roots`: a resource read that asks for the client's roots.
+//!
+//! The notes live in memory, one store per catalog instance (so per tenant).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use roundtrip_runtime::handler::{
+    fn_tool, Arguments, Catalog, Context, InputRequired, Resource, ResourceDescriptor,
+    ResourceOutcome, Tool, ToolDescriptor, ToolOutcome,
+};
+use roundtrip_runtime::protocol::result::{CallToolResult, ReadResourceResult, ResourceContents};
+use roundtrip_runtime::protocol::ElicitAction;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+pub fn catalog() -> Catalog {
+    let notes = Notes::default();
+    Catalog::builder()
+        .tool(fn_tool(
+            ToolDescriptor::new(
+                "echo",
+                "Returns its text argument unchanged.",
+                json!({"type": "object", "properties": {"text": {"type": "string", "description": "Text to echo"}}, "required": ["text"]}),
+            ),
+            |_ctx, args| async move { Ok(CallToolResult::text(args.str("text")?).into()) },
+        ))
+        .tool(fn_tool(ToolDescriptor::no_args("greet", "Asks the user's name, then greets them."), |ctx, _args| async move { greet(&ctx) }))
+        .tool(Arc::new(NotesWrite(notes.clone())))
+        .tool(Arc::new(NotesList(notes.clone())))
+        .tool(Arc::new(NotesDelete(notes.clone())))
+        .tool(Arc::new(NotesSummarize(notes)))
+        .resource(Arc::new(WorkspaceRoots))
+        .build()
+}
+
+fn name_schema() -> Value {
+    json!({"type": "object", "properties": {"name": {"type": "string", "title": "Your name"}}, "required": ["name"]})
+}
+
+fn greet(ctx: &Context) -> ToolOutcome {
+    let Some(answer) = ctx.input_response("user_name") else {
+        return InputRequired::new()
+            .elicit("user_name", "What is your name?", name_schema())
+            .into();
+    };
+    match (answer.action(), answer.content_str("name")) {
+        (Some(ElicitAction::Accept), Some(name)) => {
+            CallToolResult::text(format!("Hello, {name}!")).into()
+        }
+        (Some(ElicitAction::Accept), None) => InputRequired::new()
+            .elicit("user_name", "Please enter a name.", name_schema())
+            .into(),
+        _ => CallToolResult::text("No greeting: the user declined to give a name.").into(),
+    }
+}
+
+/// A tenant's notes.
+#[derive(Clone, Default)]
+struct Notes(Arc<Mutex<BTreeMap<String, String>>>);
+
+impl Notes {
+    fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<String, String>) -> T) -> T {
+        let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut guard)
+    }
+}
+
+struct NotesWrite(Notes);
+
+#[async_trait(?Send)]
+impl Tool for NotesWrite {
+    fn descriptor(&self) -> ToolDescriptor {
+        ToolDescriptor::new(
+            "notes_write",
+            "Creates or replaces a note.",
+            json!({"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"}}, "required": ["name", "text"]}),
+        )
+    }
+
+    async fn call(&self, _ctx: Context, args: Arguments) -> ToolOutcome {
+        let (name, text) = (args.str("name")?, args.str("text")?);
+        self.0.with(|n| n.insert(name.to_owned(), text.to_owned()));
+        CallToolResult::text(format!("Saved note '{name}' ({} bytes).", text.len())).into()
+    }
+}
+
+struct NotesList(Notes);
+
+#[async_trait(?Send)]
+impl Tool for NotesList {
+    fn descriptor(&self) -> ToolDescriptor {
+        ToolDescriptor::no_args("notes_list", "Lists the notes' names.")
+    }
+
+    async fn call(&self, _ctx: Context, _args: Arguments) -> ToolOutcome {
+        let names: Vec<String> = self.0.with(|n| n.keys().cloned().collect());
+        let mut result = CallToolResult::text(if names.is_empty() {
+            "No notes.".to_owned()
+        } else {
+            names.join("\n")
+        });
+        result.structured_content = Some(json!({ "names": names }));
+        result.into()
+    }
+}
+
+/// Where a `notes_delete` flow stands, carried in the request state between rounds.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+enum DeleteStep {
+    /// Round 1 asked for confirmation and a reason.
+    Confirming,
+    /// Round 2 asked the user to type the name; the round-1 reason rides along, since a
+    /// retry carries only the latest round's answers.
+    Retyping { reason: String },
+}
+
+struct NotesDelete(Notes);
+
+#[async_trait(?Send)]
+impl Tool for NotesDelete {
+    fn descriptor(&self) -> ToolDescriptor {
+        ToolDescriptor::new(
+            "notes_delete",
+            "Deletes a note after the user confirms, gives a reason, and retypes its name.",
+            json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+        )
+        .with_annotations(json!({"destructiveHint": true}))
+    }
+
+    async fn call(&self, ctx: Context, args: Arguments) -> ToolOutcome {
+        let name = args.str("name")?;
+        let Some(size) = self.0.with(|n| n.get(name).map(String::len)) else {
+            return CallToolResult::error(format!("No note named '{name}'.")).into();
+        };
+        match ctx.request_state_json::<DeleteStep>() {
+            None => ask_confirmation(name, size),
+            Some(DeleteStep::Confirming) => {
+                let Some(answer) = ctx.input_response("confirm") else {
+                    return ask_confirmation(name, size);
+                };
+                if answer.content_bool("confirm") != Some(true) {
+                    return CallToolResult::text(format!("Kept note '{name}'.")).into();
+                }
+                let reason = answer
+                    .content_str("reason")
+                    .unwrap_or("no reason given")
+                    .to_owned();
+                ask_retype(name, reason)
+            }
+            Some(DeleteStep::Retyping { reason }) => {
+                let Some(answer) = ctx.input_response("retype") else {
+                    return ask_retype(name, reason);
+                };
+                match answer.content_str("name") {
+                    Some(typed) if typed == name => {
+                        self.0.with(|n| n.remove(name));
+                        CallToolResult::text(format!("Deleted note '{name}'. Reason: {reason}"))
+                            .into()
+                    }
+                    Some(_) => CallToolResult::error(format!(
+                        "The name did not match; note '{name}' was kept."
+                    ))
+                    .into(),
+                    None => CallToolResult::text(format!("Kept note '{name}'.")).into(),
+                }
+            }
+        }
+    }
+}
+
+fn ask_confirmation(name: &str, size: usize) -> ToolOutcome {
+    InputRequired::new()
+        .elicit(
+            "confirm",
+            format!("Delete note '{name}' ({size} bytes)? This cannot be undone."),
+            json!({"type": "object", "properties": {
+                "confirm": {"type": "boolean", "title": "Delete"},
+                "reason": {"type": "string", "title": "Reason"}
+            }, "required": ["confirm"]}),
+        )
+        .state_json(&DeleteStep::Confirming)
+        .into()
+}
+
+fn ask_retype(name: &str, reason: String) -> ToolOutcome {
+    InputRequired::new()
+        .elicit(
+            "retype",
+            format!("Type the note's name ('{name}') to confirm deletion."),
+            json!({"type": "object", "properties": {"name": {"type": "string", "title": "Note name"}}, "required": ["name"]}),
+        )
+        .state_json(&DeleteStep::Retyping { reason })
+        .into()
+}
+
+struct NotesSummarize(Notes);
+
+#[async_trait(?Send)]
+impl Tool for NotesSummarize {
+    fn descriptor(&self) -> ToolDescriptor {
+        ToolDescriptor::new(
+            "notes_summarize",
+            "Summarizes a note with the client's language model (sampling).",
+            json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+        )
+    }
+
+    async fn call(&self, ctx: Context, args: Arguments) -> ToolOutcome {
+        let name = args.str("name")?;
+        let Some(text) = self.0.with(|n| n.get(name).cloned()) else {
+            return CallToolResult::error(format!("No note named '{name}'.")).into();
+        };
+        match ctx.input_response("summary").and_then(|a| a.sampled_text()) {
+            Some(summary) => CallToolResult::text(format!("Summary of '{name}': {summary}")).into(),
+            None => InputRequired::new()
+                .sample(
+                    "summary",
+                    json!({
+                        "messages": [{"role": "user", "content": {"type": "text", "text": format!("Summarize in one sentence:\n\n{text}")}}],
+                        "systemPrompt": "You write one-sentence summaries.",
+                        "maxTokens": 200
+                    }),
+                )
+                .into(),
+        }
+    }
+}
+
+/// `workspace://roots`: the client's roots, read by asking the client for them.
+struct WorkspaceRoots;
+
+#[async_trait(?Send)]
+impl Resource for WorkspaceRoots {
+    fn descriptor(&self) -> ResourceDescriptor {
+        ResourceDescriptor::new("workspace://roots", "Workspace roots", "application/json")
+            .with_description("The client's filesystem roots, as the client reports them.")
+    }
+
+    async fn read(&self, ctx: Context) -> ResourceOutcome {
+        let Some(roots) = ctx.input_response("roots").and_then(|a| a.roots()) else {
+            return InputRequired::new().list_roots("roots").into();
+        };
+        let listing: Vec<Value> = roots
+            .iter()
+            .filter_map(|r| Some(json!({ "uri": r.get("uri")?.as_str()?, "name": r.get("name").and_then(Value::as_str) })))
+            .collect();
+        let text = json!({ "roots": listing }).to_string();
+        ReadResourceResult {
+            contents: vec![ResourceContents::text(
+                "workspace://roots",
+                "application/json",
+                text,
+            )],
+        }
+        .into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roundtrip_runtime::handler::Outcome;
+    use roundtrip_runtime::tenancy::Tenant;
+
+    fn tenant() -> Arc<Tenant> {
+        Arc::new(Tenant::new("t", Catalog::builder().build()))
+    }
+
+    fn args(v: Value) -> Arguments {
+        Arguments::new(v.as_object().cloned().unwrap_or_default())
+    }
+
+    #[actix_rt::test]
+    async fn notes_delete_removes_the_note_only_in_the_third_round() {
+        let notes = Notes::default();
+        notes.with(|n| n.insert("a".into(), "text".into()));
+        let tool = NotesDelete(notes.clone());
+        let r1 = tool
+            .call(
+                Context::builder(tenant()).build(),
+                args(json!({"name": "a"})),
+            )
+            .await
+            .expect("ok");
+        let Outcome::InputRequired(ir) = r1 else {
+            panic!("round 1 should ask")
+        };
+        let ctx2 = Context::builder(tenant())
+            .request_state(ir.handler_state().map(str::to_owned))
+            .answer(
+                "confirm",
+                json!({"action": "accept", "content": {"confirm": true, "reason": "old"}}),
+            )
+            .build();
+        let Outcome::InputRequired(ir2) = tool
+            .call(ctx2, args(json!({"name": "a"})))
+            .await
+            .expect("ok")
+        else {
+            panic!("round 2 should ask")
+        };
+        assert!(
+            notes.with(|n| n.contains_key("a")),
+            "nothing deleted before the last round"
+        );
+        let ctx3 = Context::builder(tenant())
+            .request_state(ir2.handler_state().map(str::to_owned))
+            .answer(
+                "retype",
+                json!({"action": "accept", "content": {"name": "a"}}),
+            )
+            .build();
+        let Outcome::Complete(done) = tool
+            .call(ctx3, args(json!({"name": "a"})))
+            .await
+            .expect("ok")
+        else {
+            panic!("round 3 completes")
+        };
+        assert!(!done.is_error);
+        assert!(
+            format!("{:?}", done.content).contains("Reason: old"),
+            "the round-1 answer is carried forward"
+        );
+        assert!(!notes.with(|n| n.contains_key("a")));
+    }
+
+    #[actix_rt::test]
+    async fn greet_declined_does_not_ask_again() {
+        let ctx = Context::builder(tenant())
+            .answer("user_name", json!({"action": "decline"}))
+            .build();
+        assert!(matches!(greet(&ctx), Ok(Outcome::Complete(_))));
+    }
+}

@@ -1,0 +1,170 @@
+//! The in-memory tenant registry: resolves slugs to runtime tenants and authenticates their
+//! callers. Lookups are a hash-map read; nothing on the request path allocates or locks
+//! beyond a read lock.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use roundtrip_runtime::tenancy::{AuthError, Authenticator, Principal, Tenant, TenantDirectory};
+
+use crate::api_key::ApiKeyRecord;
+use crate::error::TenantError;
+use crate::model::{AuthMode, TenantSpec};
+
+struct Entry {
+    spec: TenantSpec,
+    tenant: Arc<Tenant>,
+    keys: Vec<ApiKeyRecord>,
+}
+
+#[derive(Default)]
+pub struct TenantRegistry {
+    entries: RwLock<HashMap<String, Entry>>,
+}
+
+impl std::fmt::Debug for TenantRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TenantRegistry")
+            .field("tenants", &self.slugs())
+            .finish()
+    }
+}
+
+impl TenantRegistry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tenant served by `tenant` (built by the caller from the spec's catalogs).
+    pub fn insert(&self, spec: TenantSpec, tenant: Tenant) -> Result<(), TenantError> {
+        let mut entries = self.write();
+        let slug = spec.slug.as_str().to_owned();
+        if entries.contains_key(&slug) {
+            return Err(TenantError::Exists(slug));
+        }
+        entries.insert(
+            slug,
+            Entry {
+                spec,
+                tenant: Arc::new(tenant),
+                keys: Vec::new(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Adds an API key (its stored form) to a tenant. Returns false for an unknown tenant.
+    pub fn add_key(&self, slug: &str, key: ApiKeyRecord) -> bool {
+        match self.write().get_mut(slug) {
+            Some(entry) => {
+                entry.keys.push(key);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn spec(&self, slug: &str) -> Option<TenantSpec> {
+        self.read().get(slug).map(|e| e.spec.clone())
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Entry>> {
+        self.entries.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<String, Entry>> {
+        self.entries.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl TenantDirectory for TenantRegistry {
+    fn tenant(&self, slug: &str) -> Option<Arc<Tenant>> {
+        self.read().get(slug).map(|e| e.tenant.clone())
+    }
+
+    fn slugs(&self) -> Vec<String> {
+        let mut slugs: Vec<_> = self.read().keys().cloned().collect();
+        slugs.sort();
+        slugs
+    }
+}
+
+impl Authenticator for TenantRegistry {
+    fn authenticate(&self, tenant: &Tenant, bearer: Option<&str>) -> Result<Principal, AuthError> {
+        let entries = self.read();
+        let entry = entries.get(tenant.slug()).ok_or(AuthError::Invalid)?;
+        match entry.spec.auth {
+            AuthMode::Anonymous => Ok(Principal::anonymous()),
+            AuthMode::ApiKey => {
+                let presented = bearer.ok_or(AuthError::Missing)?;
+                // Every key is checked, so the time taken does not tell which one matched.
+                let matched =
+                    entry.keys.iter().fold(
+                        None,
+                        |found, k| if k.verify(presented) { Some(k) } else { found },
+                    );
+                matched
+                    .map(|k| Principal::new(format!("key:{}", k.id)))
+                    .ok_or(AuthError::Invalid)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api_key::ApiKey;
+    use crate::model::Slug;
+    use roundtrip_runtime::handler::Catalog;
+
+    fn registry(auth: AuthMode) -> (TenantRegistry, Arc<Tenant>) {
+        let r = TenantRegistry::new();
+        let spec = TenantSpec {
+            slug: Slug::parse("t").expect("slug"),
+            name: "T".into(),
+            auth,
+            catalogs: vec![],
+        };
+        r.insert(spec, Tenant::new("t", Catalog::builder().build()))
+            .expect("insert");
+        let t = r.tenant("t").expect("tenant");
+        (r, t)
+    }
+
+    #[test]
+    fn an_api_key_tenant_needs_a_valid_key() {
+        let (r, t) = registry(AuthMode::ApiKey);
+        let key = ApiKey::generate("k1");
+        r.add_key("t", key.record());
+        assert_eq!(r.authenticate(&t, None), Err(AuthError::Missing));
+        assert_eq!(r.authenticate(&t, Some("nope")), Err(AuthError::Invalid));
+        assert_eq!(
+            r.authenticate(&t, Some(&key.secret)).expect("ok").id(),
+            "key:k1"
+        );
+    }
+
+    #[test]
+    fn an_anonymous_tenant_needs_nothing() {
+        let (r, t) = registry(AuthMode::Anonymous);
+        assert_eq!(
+            r.authenticate(&t, None).expect("ok"),
+            Principal::anonymous()
+        );
+    }
+
+    #[test]
+    fn a_slug_is_taken_once() {
+        let (r, _) = registry(AuthMode::Anonymous);
+        let spec = TenantSpec {
+            slug: Slug::parse("t").expect("slug"),
+            name: "T".into(),
+            auth: AuthMode::Anonymous,
+            catalogs: vec![],
+        };
+        assert!(r
+            .insert(spec, Tenant::new("t", Catalog::builder().build()))
+            .is_err());
+    }
+}
