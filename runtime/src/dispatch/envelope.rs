@@ -129,11 +129,17 @@ pub fn check_param_headers(
     headers: &HttpHeaders,
 ) -> Result<(), McpError> {
     for p in params {
-        let header = headers
+        let mut matching = headers
             .params
             .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(&p.header))
-            .map(|(_, v)| v.as_str());
+            .filter(|(name, _)| name.eq_ignore_ascii_case(&p.header));
+        let header = matching.next().map(|(_, v)| v.as_str());
+        if matching.next().is_some() {
+            return Err(McpError::header_mismatch(format!(
+                "Duplicate Mcp-Param-{} header",
+                p.header
+            )));
+        }
         let body = args
             .and_then(|a| a.get(&p.property))
             .filter(|v| !v.is_null());

@@ -10,6 +10,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::descriptor::{HeaderParam, ToolDescriptor};
+
+/// Values of a URI template's variables, by name.
+pub type TemplateVars = BTreeMap<String, String>;
 use super::traits::{MethodHandler, Prompt, Resource, ResourceTemplate, Tool};
 
 struct ToolEntry {
@@ -69,10 +72,7 @@ impl Catalog {
     }
 
     /// The first template matching `uri`, with the values of its variables.
-    pub fn template_for(
-        &self,
-        uri: &str,
-    ) -> Option<(&Arc<dyn ResourceTemplate>, BTreeMap<String, String>)> {
+    pub fn template_for(&self, uri: &str) -> Option<(&Arc<dyn ResourceTemplate>, TemplateVars)> {
         self.templates
             .iter()
             .find_map(|(t, pattern)| pattern.matches(uri).map(|vars| (t, vars)))

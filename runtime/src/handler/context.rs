@@ -141,7 +141,7 @@ impl Context {
     /// Sends a log message; a no-op unless the request set a log level at or below `level`.
     pub fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
         let Some(n) = &self.0.notifier else { return };
-        if !n.log_level.is_some_and(|min| level >= min) {
+        if n.log_level.is_none_or(|min| level < min) {
             return;
         }
         let mut params = json!({ "level": level.as_str(), "data": data });

@@ -33,7 +33,7 @@ mod outcome;
 mod traits;
 
 pub use arguments::Arguments;
-pub use catalog::{Catalog, CatalogBuilder};
+pub use catalog::{Catalog, CatalogBuilder, TemplateVars};
 pub use context::{Context, ContextBuilder, Notifier, OutgoingNotification};
 pub use descriptor::{
     HeaderKind, HeaderParam, PromptDescriptor, ResourceDescriptor, TemplateDescriptor,

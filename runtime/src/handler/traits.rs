@@ -4,7 +4,6 @@
 //! so they may hold `Rc`s and a `Context` across awaits. The handler objects themselves are
 //! shared by all workers and so are `Send + Sync`.
 
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -14,6 +13,7 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::arguments::Arguments;
+use super::catalog::TemplateVars;
 use super::context::Context;
 use super::descriptor::{PromptDescriptor, ResourceDescriptor, TemplateDescriptor, ToolDescriptor};
 use super::outcome::{MethodOutcome, PromptOutcome, ResourceOutcome, ToolOutcome};
@@ -49,12 +49,7 @@ pub trait Resource: Send + Sync + 'static {
 #[async_trait(?Send)]
 pub trait ResourceTemplate: Send + Sync + 'static {
     fn descriptor(&self) -> TemplateDescriptor;
-    async fn read(
-        &self,
-        ctx: Context,
-        uri: &str,
-        vars: BTreeMap<String, String>,
-    ) -> ResourceOutcome;
+    async fn read(&self, ctx: Context, uri: &str, vars: TemplateVars) -> ResourceOutcome;
     fn complete(&self, _argument: &str, _value: &str) -> Completion {
         Completion::default()
     }

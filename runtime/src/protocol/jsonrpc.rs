@@ -214,9 +214,7 @@ mod tests {
     use super::*;
 
     fn err(body: &str) -> Malformed {
-        Incoming::parse(body.as_bytes())
-            .err()
-            .expect("should be malformed")
+        Incoming::parse(body.as_bytes()).expect_err("should be malformed")
     }
 
     #[test]

@@ -55,7 +55,7 @@ impl HostGuard {
             .unwrap_or_default()
             .trim_end_matches('/')
             .to_ascii_lowercase();
-        if self.origins.iter().any(|o| *o == origin) {
+        if self.origins.contains(&origin) {
             return Ok(());
         }
         let origin_host = origin
