@@ -30,9 +30,10 @@ pub(crate) async fn run(
     protection: &Protection,
     max_rounds: u32,
 ) -> Result<Produced, McpError> {
-    let params = call.request.params.clone().unwrap_or_default();
+    let no_params = Map::new();
+    let params = call.request.params.as_ref().unwrap_or(&no_params);
     let method = call.request.method.as_str();
-    let (target, arguments) = target_and_arguments(method, &params)?;
+    let (target, arguments) = target_and_arguments(method, params)?;
     let input_responses = parse_input_responses(params.get("inputResponses"))?;
 
     let digest = args_digest(params.get("arguments"));

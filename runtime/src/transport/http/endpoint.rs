@@ -123,7 +123,10 @@ pub(crate) async fn post(
     };
 
     let cancel = CancellationToken::new();
-    let (notifier, notifications) = if envelope.may_notify() {
+    // Notifications travel on SSE; a client that cannot read SSE gets only the result.
+    let accepts_sse = header_str(&req, "accept")
+        .is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"));
+    let (notifier, notifications) = if envelope.may_notify() && accepts_sse {
         let (tx, rx) = mpsc::unbounded_channel();
         let n = Notifier {
             tx,
