@@ -1,7 +1,0 @@
-//! The `conformance` catalog (written by the conformance work).
-
-use roundtrip_runtime::handler::Catalog;
-
-pub fn catalog() -> Catalog {
-    Catalog::builder().build()
-}
