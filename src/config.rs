@@ -58,6 +58,8 @@ pub struct HttpSettings {
 #[serde(default)]
 pub struct McpSettings {
     pub request_timeout_ms: u64,
+    /// How long a handler whose client went away may go on cleaning up.
+    pub cancel_grace_ms: u64,
     /// Input-required rounds one flow may take.
     pub max_rounds: u32,
 }
@@ -104,6 +106,7 @@ impl Default for McpSettings {
     fn default() -> Self {
         Self {
             request_timeout_ms: 60_000,
+            cancel_grace_ms: 1_000,
             max_rounds: 8,
         }
     }

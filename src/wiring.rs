@@ -114,6 +114,7 @@ pub async fn start_with(
 
     let runtime = RuntimeConfig {
         request_timeout: config.request_timeout(),
+        cancel_grace: Duration::from_millis(config.mcp.cancel_grace_ms),
         max_rounds: config.mcp.max_rounds,
         sealing: Some(policy),
     };

@@ -1,1 +1,17 @@
+//! Roundtrip's integration tests: one binary, a module per feature. Every test starts its own
+//! server on port 0 (see `support`), talks to it over HTTP with `awc`, and every message the
+//! server sends is checked against the committed MCP 2026-07-28 schema.
 
+mod support;
+
+mod discovery;
+mod envelope;
+mod errors;
+mod gate;
+mod headers;
+mod limits;
+mod malformed;
+mod mrtr;
+mod sealing;
+mod stamping;
+mod streaming;

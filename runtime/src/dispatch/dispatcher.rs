@@ -282,10 +282,16 @@ pub(crate) async fn dispatch(
     let cancel = call.cancel.clone();
     async move {
         let work = AssertUnwindSafe(route(&call, &protection, &config)).catch_unwind();
+        let mut work = std::pin::pin!(tokio::time::timeout(config.request_timeout, work));
         let reply = tokio::select! {
             biased;
-            _ = cancel.cancelled() => Reply::Cancelled,
-            r = tokio::time::timeout(config.request_timeout, work) => match r {
+            _ = cancel.cancelled() => {
+                // The client is gone. The handler may still be cleaning up after
+                // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
+                let _ = tokio::time::timeout(config.cancel_grace, &mut work).await;
+                Reply::Cancelled
+            }
+            r = &mut work => match r {
                 Ok(Ok(reply)) => reply,
                 Ok(Err(panic)) => {
                     let what = panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned());

@@ -159,7 +159,9 @@ impl Context {
         self.0.cancel.is_cancelled()
     }
 
-    /// Resolves when the client goes away.
+    /// Resolves when the client goes away. The handler then has a short grace
+    /// (`RuntimeConfig::cancel_grace`) to clean up; whatever it returns is discarded, and it is
+    /// dropped when the grace runs out.
     pub async fn cancelled(&self) {
         self.0.cancel.cancelled().await
     }

@@ -133,7 +133,7 @@ impl Incoming {
 fn parse_id(v: Value) -> Result<RequestId, McpError> {
     match v {
         Value::String(s) => Ok(RequestId::String(s)),
-        Value::Number(n) => Ok(RequestId::Number(n)),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(RequestId::Number(n)), // MCP: integer
         _ => Err(McpError::invalid_request("id must be a string or a number")),
     }
 }
@@ -148,6 +148,7 @@ struct ResultMessage<'a> {
 #[derive(Serialize)]
 struct ErrorMessage<'a> {
     jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")] // MCP: `id?: RequestId`, never null
     id: Option<&'a RequestId>,
     error: Value,
 }
@@ -178,7 +179,7 @@ pub fn result_bytes(id: &RequestId, result: &Value) -> Vec<u8> {
     .unwrap_or_default()
 }
 
-/// Serialises an error response; `id` is `null` only when the request's id was unreadable.
+/// Serialises an error response; `id` is left out only when the request's id was unreadable.
 pub fn error_bytes(id: Option<&RequestId>, error: &McpError) -> Vec<u8> {
     serde_json::to_vec(&ErrorMessage {
         jsonrpc: "2.0",

@@ -116,7 +116,10 @@ pub(crate) async fn post(
             return resp;
         }
     };
-    let headers = mcp_headers(&req);
+    let headers = match mcp_headers(&req) {
+        Ok(h) => h,
+        Err(e) => return reject(Some(&request.id), e),
+    };
     let envelope = match envelope::check_modern(&request, Some(&headers)) {
         Ok(e) => e,
         Err(e) => return reject(Some(&request.id), e),
@@ -201,7 +204,20 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-fn mcp_headers(req: &HttpRequest) -> HttpHeaders {
+/// The MCP headers of the request. A repeated MCP header is refused: intermediaries route on
+/// these headers, and two values would let them see one request and the server another.
+fn mcp_headers(req: &HttpRequest) -> Result<HttpHeaders, McpError> {
+    let single = |name: &str| {
+        let mut values = req.headers().get_all(name);
+        let first = values
+            .next()
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        match values.next() {
+            Some(_) => Err(McpError::header_mismatch(format!("Repeated {name} header"))),
+            None => Ok(first),
+        }
+    };
     let params = req
         .headers()
         .iter()
@@ -210,12 +226,12 @@ fn mcp_headers(req: &HttpRequest) -> HttpHeaders {
             Some((suffix.to_owned(), value.to_str().ok()?.to_owned()))
         })
         .collect();
-    HttpHeaders {
-        protocol_version: header_str(req, "mcp-protocol-version").map(str::to_owned),
-        method: header_str(req, "mcp-method").map(str::to_owned),
-        name: header_str(req, "mcp-name").map(str::to_owned),
+    Ok(HttpHeaders {
+        protocol_version: single("mcp-protocol-version")?,
+        method: single("mcp-method")?,
+        name: single("mcp-name")?,
         params,
-    }
+    })
 }
 
 /// GET and DELETE on the endpoint: no legacy session can exist here, so 405.

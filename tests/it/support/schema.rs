@@ -1,0 +1,112 @@
+//! Wire checks against the committed MCP JSON schema (`tests/schema/2026-07-28/schema.json`, a
+//! copy of `shared/spec`, so a clean clone is self-contained).
+//!
+//! A definition is checked by compiling `{"$ref": "#/$defs/<Name>", "$defs": …}` once per name;
+//! the compiled validators are kept for the whole test binary.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use serde_json::{json, Value};
+
+const SCHEMA: &str = "tests/schema/2026-07-28/schema.json";
+
+fn document() -> &'static Value {
+    static DOC: OnceLock<Value> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(SCHEMA);
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        serde_json::from_str(&text).expect("the committed schema is JSON")
+    })
+}
+
+fn validator(def: &str) -> Arc<jsonschema::Validator> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = OnceLock::new();
+    let mut cache = CACHE
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(v) = cache.get(def) {
+        return v.clone();
+    }
+    let doc = document();
+    assert!(
+        doc["$defs"].get(def).is_some(),
+        "the schema has no $defs/{def}"
+    );
+    let schema = json!({
+        "$schema": doc["$schema"],
+        "$ref": format!("#/$defs/{def}"),
+        "$defs": doc["$defs"],
+    });
+    let compiled = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("compiling $defs/{def}: {e}"));
+    let compiled = Arc::new(compiled);
+    cache.insert(def.to_owned(), compiled.clone());
+    compiled
+}
+
+/// Panics, listing every violation, unless `value` is a valid `$defs/<def>`.
+pub(crate) fn assert_valid(def: &str, value: &Value) {
+    let v = validator(def);
+    let errors: Vec<String> = v
+        .iter_errors(value)
+        .map(|e| format!("  {e} (at '{}')", e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "not a valid {def}:\n{}\nmessage: {value}",
+        errors.join("\n")
+    );
+}
+
+/// The response definition for a successful reply to `method`, when the schema has one.
+pub(crate) fn result_response_def(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "server/discover" => "DiscoverResultResponse",
+        "tools/list" => "ListToolsResultResponse",
+        "tools/call" => "CallToolResultResponse",
+        "prompts/list" => "ListPromptsResultResponse",
+        "prompts/get" => "GetPromptResultResponse",
+        "resources/list" => "ListResourcesResultResponse",
+        "resources/templates/list" => "ListResourceTemplatesResultResponse",
+        "resources/read" => "ReadResourceResultResponse",
+        "completion/complete" => "CompleteResultResponse",
+        "subscriptions/listen" => "SubscriptionsListenResultResponse",
+        _ => return None,
+    })
+}
+
+/// The notification definition for `method`, when the schema has one.
+pub(crate) fn notification_def(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "notifications/progress" => "ProgressNotification",
+        "notifications/message" => "LoggingMessageNotification",
+        "notifications/subscriptions/acknowledged" => "SubscriptionsAcknowledgedNotification",
+        "notifications/tools/list_changed" => "ToolListChangedNotification",
+        "notifications/prompts/list_changed" => "PromptListChangedNotification",
+        "notifications/resources/list_changed" => "ResourceListChangedNotification",
+        "notifications/resources/updated" => "ResourceUpdatedNotification",
+        _ => return None,
+    })
+}
+
+/// What an error response with `code` must also satisfy: a whole-message definition (`true`)
+/// or one for the `error` object alone (`false`).
+pub(crate) fn error_def(code: i64) -> Option<(&'static str, bool)> {
+    Some(match code {
+        -32020 => ("HeaderMismatchError", true),
+        -32021 => ("MissingRequiredClientCapabilityError", true),
+        -32022 => ("UnsupportedProtocolVersionError", true),
+        -32700 => ("ParseError", false),
+        -32600 => ("InvalidRequestError", false),
+        -32601 => ("MethodNotFoundError", false),
+        -32602 => ("InvalidParamsError", false),
+        -32603 => ("InternalError", false),
+        _ => return None,
+    })
+}
