@@ -9,6 +9,7 @@ mod envelope;
 mod errors;
 mod gate;
 mod headers;
+mod health;
 mod limits;
 mod malformed;
 mod mrtr;

@@ -1,0 +1,87 @@
+//! `/healthz`, `/readyz` and `/metrics`: what an orchestrator and a scraper see.
+
+use awc::http::Method;
+use serde_json::json;
+
+use crate::support::{tool_call, Server, LAB};
+
+fn metric(text: &str, series: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no series {series} in:\n{text}"))
+}
+
+async fn scrape(server: &Server) -> String {
+    let reply = server.http(Method::GET, "/metrics").send_unchecked().await;
+    assert_eq!(reply.status, 200);
+    assert!(reply.content_type().starts_with("text/plain"), "{reply:?}");
+    String::from_utf8(reply.body.to_vec()).expect("UTF-8 metrics")
+}
+
+#[actix_web::test]
+async fn healthz_answers_ok() {
+    let server = Server::start().await;
+    let reply = server.http(Method::GET, "/healthz").send_unchecked().await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json(), json!({"status": "ok"}));
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn readyz_turns_unavailable_once_shutdown_begins() {
+    let server = Server::start().await;
+    assert_eq!(
+        server
+            .http(Method::GET, "/readyz")
+            .send_unchecked()
+            .await
+            .status,
+        200
+    );
+    server.begin_shutdown();
+    assert_eq!(
+        server
+            .http(Method::GET, "/readyz")
+            .send_unchecked()
+            .await
+            .status,
+        503
+    );
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn metrics_count_requests_by_outcome() {
+    let server = Server::start().await;
+    let before = scrape(&server).await;
+    server
+        .send(LAB, &tool_call(1, "quiet", json!({}), json!({})))
+        .await
+        .result();
+    server
+        .send(
+            LAB,
+            &tool_call(2, "ask_form", json!({}), json!({"elicitation": {}})),
+        )
+        .await
+        .result();
+    server
+        .send(LAB, &tool_call(3, "no_such_tool", json!({}), json!({})))
+        .await;
+    let after = scrape(&server).await;
+    for (series, delta) in [
+        ("roundtrip_mcp_requests_total{outcome=\"complete\"}", 1),
+        (
+            "roundtrip_mcp_requests_total{outcome=\"input_required\"}",
+            1,
+        ),
+        ("roundtrip_mcp_requests_total{outcome=\"error\"}", 1),
+    ] {
+        assert_eq!(
+            metric(&after, series) - metric(&before, series),
+            delta,
+            "{series}"
+        );
+    }
+    server.stop().await;
+}
