@@ -30,7 +30,6 @@ fn service() -> Arc<McpService> {
         RuntimeConfig::default(),
         HttpConfig::default(),
         None,
-        Arc::default(),
     )
 }
 

@@ -76,7 +76,7 @@ async fn an_unsupported_version_in_header_and_meta_is_32022_naming_the_supported
 }
 
 #[actix_web::test]
-async fn a_legacy_initialize_without_meta_is_refused_with_a_modern_error() {
+async fn a_legacy_initialize_without_meta_is_method_not_found_naming_the_modern_versions() {
     // A 2025-11-25 client starts with `initialize`: it must get a modern error body, not a
     // session.
     let server = Server::start().await;
@@ -88,7 +88,12 @@ async fn a_legacy_initialize_without_meta_is_refused_with_a_modern_error() {
         .header("mcp-protocol-version", "2025-11-25")
         .send()
         .await;
-    assert_eq!(reply.status, 400, "{reply:?}");
+    let error = reply.error(-32601, 404);
+    assert_eq!(
+        error["data"]["supported"],
+        json!(["2026-07-28"]),
+        "it names the versions served"
+    );
     assert!(reply.header("mcp-session-id").is_none());
     server.stop().await;
 }

@@ -4,7 +4,7 @@
 use awc::http::Method;
 use serde_json::{json, Value};
 
-use crate::support::{meta, rpc, tool_call, Server, ALICE, DEMO, LAB};
+use crate::support::{meta, rpc, tool_call, Server, ALICE, DEMO, EMPTY, LAB};
 
 #[actix_web::test]
 async fn an_unknown_method_is_method_not_found_with_http_404() {
@@ -154,7 +154,22 @@ async fn a_foreign_host_is_refused_with_403() {
         .send()
         .await;
     reply.error(-31003, 403);
-    assert_eq!(reply.json()["id"], "h-1");
+    assert!(
+        reply.json().get("id").is_none(),
+        "refused before the body is read"
+    );
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn the_host_guard_refuses_before_reading_the_body() {
+    let server = Server::start_with(|c| c.http.max_body_bytes = 1024).await;
+    let reply = server
+        .raw(LAB, vec![b' '; 64 * 1024])
+        .header("host", "evil.example.com")
+        .send()
+        .await;
+    reply.error(-31003, 403);
     server.stop().await;
 }
 
@@ -268,6 +283,7 @@ async fn an_unknown_resource_is_invalid_params_naming_its_uri() {
     server.stop().await;
 }
 
+/// (The host/origin guard is the exception: it refuses before the body, and so the id, is read.)
 #[actix_web::test]
 async fn every_error_carries_the_request_id_when_the_body_had_one() {
     let server = Server::start().await;
@@ -278,11 +294,6 @@ async fn every_error_carries_the_request_id_when_the_body_had_one() {
     let replies = vec![
         server.send("nobody", &call(json!({}))).await,
         server.send(DEMO, &call(json!({}))).await,
-        server
-            .post(LAB, &call(json!({})))
-            .header("origin", "http://evil.example.com")
-            .send()
-            .await,
         server
             .post(LAB, &call(json!({})))
             .without("mcp-method")
@@ -323,7 +334,42 @@ async fn every_error_carries_the_request_id_when_the_body_had_one() {
         .collect();
     assert_eq!(
         codes,
-        [-31004, -31001, -31003, -32020, -32021, -32602, -32022, -32601, -32600, -32603]
+        [-31004, -31001, -32020, -32021, -32602, -32022, -32601, -32600, -32603]
     );
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_tool_missing_its_argument_answers_with_a_tool_error_result() {
+    let server = Server::start().await;
+    let result = server
+        .send(LAB, &tool_call(1, "needs_text", json!({}), json!({})))
+        .await
+        .result();
+    assert_eq!(
+        result["isError"], true,
+        "bad input values are the tool's to report"
+    );
+    assert!(result["content"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("text")));
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn methods_of_capabilities_the_tenant_does_not_offer_are_not_found() {
+    let server = Server::start().await;
+    for body in [
+        tool_call(1, "anything", json!({}), json!({})),
+        rpc(2, "prompts/get", json!({"name": "anything"})),
+        rpc(3, "resources/read", json!({"uri": "x://y"})),
+        rpc(
+            4,
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}}),
+        ),
+    ] {
+        server.send(EMPTY, &body).await.error(-32601, 404);
+    }
     server.stop().await;
 }

@@ -204,3 +204,50 @@ async fn a_retry_that_completes_needs_no_capability() {
     assert_eq!(result["resultType"], "complete");
     server.stop().await;
 }
+
+#[actix_web::test]
+async fn sampling_with_server_context_needs_sampling_context() {
+    let server = Server::start().await;
+    let missing = server
+        .send(
+            LAB,
+            &tool_call(
+                1,
+                "ask_sampling_context",
+                json!({}),
+                json!({"sampling": {}}),
+            ),
+        )
+        .await;
+    assert_eq!(
+        missing.error(-32021, 400)["data"]["requiredCapabilities"],
+        json!({"sampling": {"context": {}}})
+    );
+    let declared = server
+        .send(
+            LAB,
+            &tool_call(
+                2,
+                "ask_sampling_context",
+                json!({}),
+                json!({"sampling": {"context": {}}}),
+            ),
+        )
+        .await;
+    assert_eq!(declared.result()["resultType"], "input_required");
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_gate_error_after_progress_keeps_its_http_400() {
+    let server = Server::start().await;
+    let mut call = tool_call(1, "progress_then_ask", json!({}), json!({}));
+    call["params"]["_meta"]["progressToken"] = json!("p");
+    let reply = server.send(LAB, &call).await;
+    assert!(
+        reply.content_type().starts_with("application/json"),
+        "{reply:?}"
+    );
+    reply.error(-32021, 400);
+    server.stop().await;
+}

@@ -286,3 +286,33 @@ async fn a_repeated_mcp_header_with_a_different_value_is_a_header_mismatch() {
     );
     server.stop().await;
 }
+
+#[actix_web::test]
+async fn an_mcp_param_mismatch_is_reported_before_the_request_state_is_looked_at() {
+    let server = Server::start().await;
+    let mut call = regional(json!({"region": "eu"}));
+    call["params"]["requestState"] = json!("v1.not-a-real.state");
+    call["params"]["inputResponses"] = json!(7);
+    let reply = server
+        .post(LAB, &call)
+        .header("mcp-param-region", "us")
+        .send()
+        .await;
+    reply.error(-32020, 400);
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn an_mcp_param_mismatch_is_reported_before_an_unknown_version() {
+    let server = Server::start().await;
+    let mut call = regional(json!({"region": "eu"}));
+    call["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("1999-01-01");
+    let reply = server
+        .post(LAB, &call)
+        .header("mcp-protocol-version", "1999-01-01")
+        .header("mcp-param-region", "us")
+        .send()
+        .await;
+    reply.error(-32020, 400);
+    server.stop().await;
+}

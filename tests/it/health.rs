@@ -85,3 +85,30 @@ async fn metrics_count_requests_by_outcome() {
     }
     server.stop().await;
 }
+
+#[actix_web::test]
+async fn metrics_count_a_request_whose_client_went_away_as_cancelled() {
+    let server = Server::start().await;
+    let before = scrape(&server).await;
+    let probe = server.lab_probe.clone();
+    let pending = actix_rt::spawn(
+        server
+            .post(LAB, &tool_call(1, "wait_cancel", json!({}), json!({})))
+            .detach(),
+    );
+    assert!(
+        crate::support::lab::Probe::wait_for(&probe.started).await,
+        "the handler runs"
+    );
+    pending.abort();
+    assert!(
+        crate::support::lab::Probe::wait_for(&probe.cancelled).await,
+        "the handler was cancelled"
+    );
+    let series = "roundtrip_mcp_requests_total{outcome=\"cancelled\"}";
+    assert_eq!(
+        metric(&scrape(&server).await, series) - metric(&before, series),
+        1
+    );
+    server.stop().await;
+}

@@ -1,7 +1,11 @@
 //! Configured limits: body size and request timeout. (The round cap is in `mrtr`, the state
 //! size in `sealing`.)
 
-use serde_json::json;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use std::io::{Read, Write};
+use std::net::TcpStream;
 
 use crate::support::{tool_call, Server, LAB};
 
@@ -10,8 +14,7 @@ async fn a_body_larger_than_max_body_bytes_is_413_with_a_json_rpc_error() {
     let server = Server::start_with(|c| c.http.max_body_bytes = 2048).await;
     let big = tool_call("big", "quiet", json!({"text": "x".repeat(4096)}), json!({}));
     let reply = server.send(LAB, &big).await;
-    assert_eq!(reply.status, 413, "{reply:?}");
-    assert!(reply.json()["error"]["code"].is_i64(), "{reply:?}");
+    reply.error(-31013, 413);
     server.stop().await;
 }
 
@@ -41,5 +44,39 @@ async fn a_handler_slower_than_the_request_timeout_is_an_internal_error() {
         .send(LAB, &tool_call(2, "quiet", json!({}), json!({})))
         .await
         .result();
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_body_that_stalls_past_the_body_timeout_is_408_with_a_json_rpc_error() {
+    let server = Server::start_with(|c| c.http.body_timeout_ms = 300).await;
+    let addr = server.addr;
+    // A slow-loris body: the head promises 1000 bytes, then only a few arrive.
+    let raw = actix_web::rt::task::spawn_blocking(move || {
+        let mut socket = TcpStream::connect(addr).expect("connect");
+        socket.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+        let head = format!(
+            "POST /t/{LAB}/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\":"
+        );
+        socket.write_all(head.as_bytes()).expect("write");
+        let mut reply = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = socket.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            reply.extend_from_slice(&buf[..n]);
+            if reply.windows(4).any(|w| w == b"\r\n\r\n") && reply.ends_with(b"}") {
+                break;
+            }
+        }
+        String::from_utf8_lossy(&reply).into_owned()
+    })
+    .await
+    .expect("the probe thread");
+    assert!(raw.starts_with("HTTP/1.1 408"), "{raw}");
+    let body = raw.split("\r\n\r\n").nth(1).expect("a body");
+    let error: Value = serde_json::from_str(body).expect("a JSON-RPC error body");
+    assert_eq!(error["error"]["code"], -31008, "{error}");
     server.stop().await;
 }

@@ -20,7 +20,7 @@ use tracing::field::Empty;
 use tracing::Instrument;
 
 use super::config::RuntimeConfig;
-use super::envelope::{Envelope, HttpHeaders};
+use super::envelope::Envelope;
 use super::methods;
 use super::mrtr::{self, Produced};
 use super::protection::Protection;
@@ -55,8 +55,6 @@ pub struct Call {
     pub principal: Principal,
     pub request: Request,
     pub scope: Scope,
-    /// The HTTP headers, for `Mcp-Param-*` checks; `None` on stdio.
-    pub headers: Option<HttpHeaders>,
     pub notifier: Option<Notifier>,
     pub cancel: CancellationToken,
 }
@@ -71,6 +69,13 @@ pub enum Reply {
     Listen(Listen),
     /// The client went away; nothing is sent.
     Cancelled,
+}
+
+impl Reply {
+    /// The worker's Dispatcher did not answer (it stopped): an internal error.
+    pub fn unavailable() -> Reply {
+        Reply::Error(McpError::internal("Internal error: dispatcher unavailable"))
+    }
 }
 
 /// An accepted `subscriptions/listen`: what was honoured and the tenant's change feed.
@@ -147,7 +152,13 @@ impl Listen {
     pub fn closing_result(&self, server_info: &Value) -> Map<String, Value> {
         let mut out = Map::new();
         out.insert("_meta".into(), self.meta());
-        let _ = stamp::stamp("subscriptions/listen", &mut out, Era::Modern, server_info);
+        let _ = stamp::stamp(
+            "subscriptions/listen",
+            &mut out,
+            Era::Modern,
+            &ClientCapabilities::default(),
+            server_info,
+        );
         out
     }
 
@@ -163,22 +174,32 @@ pub struct Dispatch(pub Call);
 
 pub struct Dispatcher {
     config: Arc<RuntimeConfig>,
-    key_manager: Option<Addr<KeyManager>>,
-    rings: KeyRings,
+    keys: Option<StateKeys>,
+}
+
+/// What a sealing Dispatcher needs: the KeyManager (updates, rings of tenants created later)
+/// and the rings current at start-up.
+#[derive(Clone)]
+pub struct StateKeys {
+    pub key_manager: Addr<KeyManager>,
+    pub rings: KeyRings,
+}
+
+impl std::fmt::Debug for StateKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateKeys")
+            .field("tenants", &self.rings.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Dispatcher {
-    /// `rings` is the snapshot current at start-up; updates arrive from `key_manager`.
-    pub fn new(
-        config: Arc<RuntimeConfig>,
-        key_manager: Option<Addr<KeyManager>>,
-        rings: KeyRings,
-    ) -> Self {
-        Self {
-            config,
-            key_manager,
-            rings,
+    /// `keys` is required when `config.sealing` is set.
+    pub fn new(config: Arc<RuntimeConfig>, keys: Option<StateKeys>) -> Self {
+        if config.sealing.is_none() {
+            tracing::warn!("requestState is not sealed: handler state reaches clients as written");
         }
+        Self { config, keys }
     }
 
     /// The protection for `tenant`, or `None` when its ring must first be fetched.
@@ -186,31 +207,24 @@ impl Dispatcher {
         let Some(policy) = &self.config.sealing else {
             return Some(Protection::PassThrough);
         };
-        let ring = self.rings.get(tenant.slug())?.clone();
-        Some(Protection::Sealed {
-            policy: tenant_policy(policy, tenant),
+        let keys = self.keys.as_ref()?;
+        let ring = keys.rings.get(tenant.slug())?.clone();
+        Some(Protection::sealed(
+            policy,
+            tenant,
             ring,
-        })
+            keys.key_manager.clone(),
+        ))
     }
-}
-
-fn tenant_policy(
-    policy: &crate::sealing::SealPolicy,
-    tenant: &Tenant,
-) -> crate::sealing::SealPolicy {
-    let mut p = policy.clone();
-    if let Some(ttl) = tenant.settings().state_ttl {
-        p.ttl = ttl;
-    }
-    p
 }
 
 impl Actor for Dispatcher {
     type Context = actix::Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        if let Some(km) = &self.key_manager {
-            km.do_send(Subscribe(ctx.address().recipient()));
+        if let Some(keys) = &self.keys {
+            keys.key_manager
+                .do_send(Subscribe(ctx.address().recipient()));
         }
     }
 }
@@ -219,7 +233,9 @@ impl Handler<KeyRingsChanged> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: KeyRingsChanged, _ctx: &mut Self::Context) {
-        self.rings = msg.0;
+        if let Some(keys) = &mut self.keys {
+            keys.rings = msg.0;
+        }
     }
 }
 
@@ -229,11 +245,11 @@ impl Handler<Dispatch> for Dispatcher {
     fn handle(&mut self, Dispatch(call): Dispatch, _ctx: &mut Self::Context) -> Self::Result {
         let config = self.config.clone();
         let ready = self.protection(&call.tenant);
-        let km = self.key_manager.clone();
+        let key_manager = self.keys.as_ref().map(|k| k.key_manager.clone());
         Box::pin(async move {
             let protection = match ready {
                 Some(p) => p,
-                None => match fetch_ring(km, &call.tenant, &config).await {
+                None => match fetch_ring(key_manager, &call.tenant, &config).await {
                     Some(p) => p,
                     None => {
                         return Reply::Error(McpError::internal(
@@ -247,22 +263,23 @@ impl Handler<Dispatch> for Dispatcher {
     }
 }
 
+/// The ring of a tenant this worker has not seen yet (created after start-up). The one time a
+/// request waits on the KeyManager, bounded by the request timeout.
 async fn fetch_ring(
-    km: Option<Addr<KeyManager>>,
+    key_manager: Option<Addr<KeyManager>>,
     tenant: &Tenant,
     config: &RuntimeConfig,
 ) -> Option<Protection> {
     let policy = config.sealing.as_ref()?;
-    let ring = km?
-        .send(EnsureTenant {
-            tenant: tenant.slug().to_owned(),
-        })
+    let key_manager = key_manager?;
+    let ensure = key_manager.send(EnsureTenant {
+        tenant: tenant.slug().to_owned(),
+    });
+    let ring = tokio::time::timeout(config.request_timeout, ensure)
         .await
+        .ok()?
         .ok()?;
-    Some(Protection::Sealed {
-        policy: tenant_policy(policy, tenant),
-        ring,
-    })
+    Some(Protection::sealed(policy, tenant, ring, key_manager))
 }
 
 /// Runs one request under its span, its timeout and its cancellation token.
@@ -344,7 +361,14 @@ async fn route(call: &Call, protection: &Protection, config: &RuntimeConfig) -> 
         other => custom(call, other).await,
     };
     match result.and_then(|mut r| {
-        stamp::stamp(method, &mut r, call.scope.era, call.tenant.server_info()).map(|()| r)
+        stamp::stamp(
+            method,
+            &mut r,
+            call.scope.era,
+            &call.scope.client_capabilities,
+            call.tenant.server_info(),
+        )
+        .map(|()| r)
     }) {
         Ok(r) => Reply::Result(r),
         Err(e) => Reply::Error(e),
@@ -386,6 +410,97 @@ async fn custom(call: &Call, method: &str) -> Result<Map<String, Value>, McpErro
                 "Internal error: input-required is not allowed for this method",
             ))
         }
-        Err(e) => Err(e.to_wire()),
+        Err(e) => Err(e.into_wire(method)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::handler::{Catalog, InputRequired, MethodHandler, MethodOutcome};
+
+    /// A custom method that (wrongly) asks for input.
+    struct Asks;
+
+    #[async_trait(?Send)]
+    impl MethodHandler for Asks {
+        fn method(&self) -> &str {
+            "acme/asks"
+        }
+
+        async fn handle(&self, _ctx: Context, _params: Map<String, Value>) -> MethodOutcome {
+            Ok(Outcome::InputRequired(
+                InputRequired::new().list_roots("roots"),
+            ))
+        }
+    }
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::ErrorKind::Other)?
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[actix_rt::test]
+    async fn input_required_from_a_custom_method_is_an_internal_error_and_a_log_line() {
+        let logs = Captured::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let _default = tracing::subscriber::set_default(subscriber);
+
+        let tenant = Arc::new(Tenant::new(
+            "t",
+            Catalog::builder().method(Arc::new(Asks)).build(),
+        ));
+        let call = Call {
+            tenant,
+            principal: Principal::anonymous(),
+            request: Request {
+                id: RequestId::Number(1.into()),
+                method: "acme/asks".into(),
+                params: None,
+            },
+            scope: Scope {
+                era: Era::Modern,
+                client_capabilities: ClientCapabilities::default(),
+            },
+            notifier: None,
+            cancel: CancellationToken::new(),
+        };
+        let reply = dispatch(
+            call,
+            Protection::PassThrough,
+            Arc::new(RuntimeConfig::default()),
+        )
+        .await;
+
+        let Reply::Error(error) = reply else {
+            panic!("expected an error, got {reply:?}")
+        };
+        assert_eq!(error.code.code(), -32603);
+        let logs = String::from_utf8(logs.0.lock().expect("logs").clone()).expect("UTF-8");
+        assert!(
+            logs.contains("ERROR") && logs.contains("input-required") && logs.contains("acme/asks"),
+            "{logs}"
+        );
     }
 }

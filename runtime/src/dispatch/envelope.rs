@@ -7,8 +7,20 @@
 use base64::Engine;
 use serde_json::{Map, Value};
 
-use crate::handler::{HeaderKind, HeaderParam};
-use crate::protocol::{McpError, ProtocolVersion, Request, RequestMeta};
+use crate::handler::{Catalog, HeaderKind, HeaderParam};
+use crate::protocol::{Era, McpError, ProtocolVersion, Request, RequestMeta};
+
+/// Methods of earlier revisions that 2026-07-28 removed: answered -32601 (HTTP 404) whatever
+/// their envelope, so a legacy client learns at once that this server is modern-only.
+const REMOVED_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tasks/result",
+    "tasks/list",
+];
 
 /// The MCP headers of an HTTP request (absent on stdio).
 #[derive(Debug, Clone, Default)]
@@ -20,10 +32,19 @@ pub struct HttpHeaders {
     pub params: Vec<(String, String)>,
 }
 
+/// What the HTTP checks need: the headers, and the catalog whose tools say which arguments
+/// are mirrored into `Mcp-Param-*` headers.
+#[derive(Debug, Clone, Copy)]
+pub struct HttpCheck<'a> {
+    pub headers: &'a HttpHeaders,
+    pub catalog: &'a Catalog,
+}
+
 /// A request that passed the envelope checks.
 #[derive(Debug, Clone)]
 pub struct Envelope {
     pub version: ProtocolVersion,
+    pub era: Era,
     pub meta: RequestMeta,
 }
 
@@ -35,23 +56,52 @@ impl Envelope {
     }
 }
 
-/// Checks a modern request: `_meta` (-32602), headers against the body (-32020), then the
-/// version (-32022), in that order, so that a header that disagrees with the body is reported
-/// as a mismatch even when the body's version is unknown.
-pub fn check_modern(
-    request: &Request,
-    headers: Option<&HttpHeaders>,
-) -> Result<Envelope, McpError> {
+/// Checks a modern request: removed methods (-32601) first, then `_meta` (-32602), headers
+/// against the body, `Mcp-Param-*` included (-32020), then the version (-32022), in that order,
+/// so that a header that disagrees with the body is reported as a mismatch even when the
+/// body's version is unknown, and before any work is spent on the request.
+pub fn check_modern(request: &Request, http: Option<HttpCheck<'_>>) -> Result<Envelope, McpError> {
+    if REMOVED_METHODS.contains(&request.method.as_str()) {
+        let error = McpError::method_not_found(&request.method);
+        return Err(if request.method == "initialize" {
+            error.with_data(serde_json::json!({ "supported": ProtocolVersion::MODERN_STRS }))
+        } else {
+            error
+        });
+    }
     let meta = RequestMeta::require(request.params.as_ref())?;
-    if let Some(h) = headers {
-        check_headers(request, &meta, h)?;
+    if let Some(http) = http {
+        check_headers(request, &meta, http.headers)?;
+        if request.method == "tools/call" {
+            check_tool_param_headers(request, http)?;
+        }
     }
     let version = ProtocolVersion::parse(&meta.protocol_version)
         .filter(|v| ProtocolVersion::MODERN.contains(v))
         .ok_or_else(|| {
             McpError::unsupported_version(&meta.protocol_version, ProtocolVersion::MODERN_STRS)
         })?;
-    Ok(Envelope { version, meta })
+    Ok(Envelope {
+        version,
+        era: version.era(),
+        meta,
+    })
+}
+
+/// `Mcp-Param-*` of a `tools/call`, for a tool this catalog has (an unknown tool is dispatch's
+/// to report).
+fn check_tool_param_headers(request: &Request, http: HttpCheck<'_>) -> Result<(), McpError> {
+    let params = request.params.as_ref();
+    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let Some((_, header_params)) = http.catalog.tool(name) else {
+        return Ok(());
+    };
+    let args = params
+        .and_then(|p| p.get("arguments"))
+        .and_then(Value::as_object);
+    check_param_headers(header_params, args, http.headers)
 }
 
 fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Result<(), McpError> {
@@ -207,6 +257,17 @@ mod tests {
         json!({"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}})
     }
 
+    fn check(r: &Request, h: &HttpHeaders) -> Result<Envelope, McpError> {
+        let catalog = Catalog::builder().build();
+        check_modern(
+            r,
+            Some(HttpCheck {
+                headers: h,
+                catalog: &catalog,
+            }),
+        )
+    }
+
     fn headers(version: &str, method: &str, name: Option<&str>) -> HttpHeaders {
         HttpHeaders {
             protocol_version: Some(version.into()),
@@ -219,16 +280,14 @@ mod tests {
     #[test]
     fn a_header_version_that_differs_from_meta_is_a_mismatch() {
         let r = request("tools/list", json!({"_meta": meta("v999.0.0")}));
-        let e = check_modern(&r, Some(&headers("2026-07-28", "tools/list", None)))
-            .expect_err("mismatch");
+        let e = check(&r, &headers("2026-07-28", "tools/list", None)).expect_err("mismatch");
         assert_eq!(e.code.code(), -32020);
     }
 
     #[test]
     fn an_unknown_version_in_both_places_is_unsupported() {
         let r = request("tools/list", json!({"_meta": meta("v999.0.0")}));
-        let e = check_modern(&r, Some(&headers("v999.0.0", "tools/list", None)))
-            .expect_err("unsupported");
+        let e = check(&r, &headers("v999.0.0", "tools/list", None)).expect_err("unsupported");
         assert_eq!(e.code.code(), -32022);
         assert_eq!(
             e.data,
@@ -239,7 +298,7 @@ mod tests {
     #[test]
     fn mcp_method_is_case_sensitive() {
         let r = request("tools/list", json!({"_meta": meta("2026-07-28")}));
-        assert!(check_modern(&r, Some(&headers("2026-07-28", "TOOLS/LIST", None))).is_err());
+        assert!(check(&r, &headers("2026-07-28", "TOOLS/LIST", None)).is_err());
     }
 
     #[test]
@@ -252,12 +311,19 @@ mod tests {
             "=?base64?{}?=",
             base64::engine::general_purpose::STANDARD.encode("héllo")
         );
-        assert!(check_modern(
-            &r,
-            Some(&headers("2026-07-28", "tools/call", Some(&encoded)))
-        )
-        .is_ok());
-        assert!(check_modern(&r, Some(&headers("2026-07-28", "tools/call", None))).is_err());
+        assert!(check(&r, &headers("2026-07-28", "tools/call", Some(&encoded))).is_ok());
+        assert!(check(&r, &headers("2026-07-28", "tools/call", None)).is_err());
+    }
+
+    #[test]
+    fn initialize_is_a_removed_method_even_without_meta_and_names_the_versions() {
+        let r = request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}}),
+        );
+        let e = check_modern(&r, None).expect_err("removed");
+        assert_eq!(e.code.code(), -32601);
+        assert_eq!(e.data, Some(json!({"supported": ["2026-07-28"]})));
     }
 
     #[test]

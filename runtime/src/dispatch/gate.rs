@@ -2,9 +2,9 @@
 //! declare is never sent. Pure; reports every missing capability at once, merged, so a client
 //! learns in one round trip everything it would need to declare.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use crate::protocol::input::{InputKind, InputRequests};
+use crate::protocol::input::InputRequests;
 use crate::protocol::ClientCapabilities;
 
 /// The capabilities `requests` need that `declared` lacks, as a `ClientCapabilities`-shaped
@@ -15,29 +15,39 @@ pub fn missing_capabilities(
 ) -> Option<Value> {
     let mut missing = Map::new();
     for request in requests.values() {
-        let (allowed, need) = match request.kind() {
-            InputKind::FormElicitation => (
-                declared.allows_form_elicitation(),
-                json!({"elicitation": {"form": {}}}),
-            ),
-            InputKind::UrlElicitation => (
-                declared.allows_url_elicitation(),
-                json!({"elicitation": {"url": {}}}),
-            ),
-            InputKind::Sampling => (declared.has("sampling"), json!({"sampling": {}})),
-            InputKind::SamplingWithTools => (
-                declared.has_sub("sampling", "tools"),
-                json!({"sampling": {"tools": {}}}),
-            ),
-            InputKind::Roots => (declared.has("roots"), json!({"roots": {}})),
-        };
-        if !allowed {
-            if let Value::Object(need) = need {
-                merge(&mut missing, need);
-            }
+        if let Value::Object(required) = request.required_capabilities() {
+            merge(&mut missing, missing_from(&required, declared.as_map()));
         }
     }
     (!missing.is_empty()).then_some(Value::Object(missing))
+}
+
+/// What of `required` is not in `declared`: an absent key is missing with its whole subtree;
+/// a present one is descended only where the requirement names sub-capabilities. A bare
+/// `elicitation` (neither `form` nor `url`) declares form, as the spec reads it.
+fn missing_from(
+    required: &Map<String, Value>,
+    declared: &Map<String, Value>,
+) -> Map<String, Value> {
+    let mut missing = Map::new();
+    for (key, need) in required {
+        let Some(have) = declared.get(key) else {
+            missing.insert(key.clone(), need.clone());
+            continue;
+        };
+        let Some(need) = need.as_object().filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let mut have = have.as_object().cloned().unwrap_or_default();
+        if key == "elicitation" && !have.contains_key("form") && !have.contains_key("url") {
+            have.insert("form".into(), Value::Object(Map::new()));
+        }
+        let sub = missing_from(need, &have);
+        if !sub.is_empty() {
+            missing.insert(key.clone(), Value::Object(sub));
+        }
+    }
+    missing
 }
 
 fn merge(into: &mut Map<String, Value>, from: Map<String, Value>) {
@@ -55,6 +65,7 @@ fn merge(into: &mut Map<String, Value>, from: Map<String, Value>) {
 mod tests {
     use super::*;
     use crate::protocol::input::InputRequest;
+    use serde_json::json;
 
     fn caps(v: Value) -> ClientCapabilities {
         ClientCapabilities::new(v.as_object().cloned().unwrap_or_default())
@@ -90,6 +101,30 @@ mod tests {
         assert_eq!(
             missing_capabilities(&r, &caps(json!({"elicitation": {}, "roots": {}}))),
             None
+        );
+    }
+
+    #[test]
+    fn sampling_with_tools_and_context_reports_both_missing() {
+        let r = requests(vec![InputRequest::sampling(json!({
+            "messages": [], "maxTokens": 1, "tools": [], "includeContext": "allServers"
+        }))]);
+        assert_eq!(
+            missing_capabilities(&r, &caps(json!({"sampling": {}}))),
+            Some(json!({"sampling": {"tools": {}, "context": {}}}))
+        );
+        assert_eq!(
+            missing_capabilities(&r, &caps(json!({"sampling": {"tools": {}, "context": {}}}))),
+            None
+        );
+    }
+
+    #[test]
+    fn url_elicitation_is_not_implied_by_a_bare_elicitation() {
+        let r = requests(vec![InputRequest::elicit_url("m", "https://example.com")]);
+        assert_eq!(
+            missing_capabilities(&r, &caps(json!({"elicitation": {}}))),
+            Some(json!({"elicitation": {"url": {}}}))
         );
     }
 

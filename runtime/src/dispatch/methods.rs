@@ -102,6 +102,10 @@ pub(crate) fn complete(
     tenant: &Tenant,
     params: Option<&Map<String, Value>>,
 ) -> Result<Map<String, Value>, McpError> {
+    let catalog = tenant.catalog();
+    if !catalog.has_prompts() && !catalog.has_resources() {
+        return Err(McpError::method_not_found("completion/complete"));
+    }
     let params = params.ok_or_else(|| McpError::invalid_params("Missing params"))?;
     let reference = params
         .get("ref")
@@ -119,7 +123,6 @@ pub(crate) fn complete(
             "params.argument needs string name and value",
         ));
     };
-    let catalog = tenant.catalog();
     let str_field = |k: &str| reference.get(k).and_then(Value::as_str);
     let mut completion: Completion = match str_field("type") {
         Some("ref/prompt") => {
@@ -161,6 +164,11 @@ pub(crate) fn complete(
 /// `subscriptions/listen`: which of the requested notifications this tenant honours. The
 /// transport keeps the stream open and renders each change through [`Listen::render`].
 pub(crate) fn listen(call: &Call) -> Result<Listen, McpError> {
+    let catalog = call.tenant.catalog();
+    if !catalog.has_tools() && !catalog.has_prompts() && !catalog.has_resources() {
+        // Nothing could ever change, and discover advertises no list-changed: no such method.
+        return Err(McpError::method_not_found("subscriptions/listen"));
+    }
     let filter = call
         .request
         .params
@@ -168,7 +176,6 @@ pub(crate) fn listen(call: &Call) -> Result<Listen, McpError> {
         .and_then(|p| p.get("notifications"))
         .and_then(Value::as_object)
         .ok_or_else(|| McpError::invalid_params("Missing required params.notifications"))?;
-    let catalog = call.tenant.catalog();
     let flag = |k: &str| filter.get(k).and_then(Value::as_bool).unwrap_or(false);
     let tools = flag("toolsListChanged") && catalog.has_tools();
     let prompts = flag("promptsListChanged") && catalog.has_prompts();

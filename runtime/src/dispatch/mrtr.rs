@@ -9,7 +9,6 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::dispatcher::Call;
-use super::envelope;
 use super::gate;
 use super::protection::{Opened, Protection};
 use crate::handler::{Arguments, Catalog, Context, HandlerError, InputRequired, Outcome};
@@ -34,33 +33,32 @@ pub(crate) async fn run(
     let params = call.request.params.as_ref().unwrap_or(&no_params);
     let method = call.request.method.as_str();
     let (target, arguments) = target_and_arguments(method, params)?;
+    tracing::Span::current().record("target", target.as_str());
     let input_responses = parse_input_responses(params.get("inputResponses"))?;
 
-    let digest = args_digest(params.get("arguments"));
-    let binding = Binding {
+    // The argument digest is needed only to open or seal a state, so it is computed then.
+    let binding = || Binding {
         tenant: call.tenant.slug(),
         principal: call.principal.id(),
         method,
         target: &target,
-        args_digest: digest,
+        args_digest: args_digest(params.get("arguments")),
     };
     let opened = match params.get("requestState") {
         None | Some(Value::Null) => Opened::default(),
-        Some(Value::String(token)) => protection.open(&binding, token)?,
-        Some(_) => return Err(McpError::invalid_request_state()),
+        Some(Value::String(token)) => protection.open(&binding(), token)?,
+        Some(other) => {
+            tracing::warn!(
+                kind = json_kind(other),
+                "rejected requestState: not a string"
+            );
+            return Err(McpError::invalid_request_state());
+        }
     };
-    tracing::Span::current()
-        .record("target", target.as_str())
-        .record("round", opened.round);
+    tracing::Span::current().record("round", opened.round);
 
     let catalog = call.tenant.catalog();
-    let handler_run = prepare(
-        method,
-        &catalog,
-        &target,
-        arguments.unwrap_or_default(),
-        call,
-    )?;
+    let handler_run = prepare(method, &catalog, &target, arguments.unwrap_or_default())?;
     let ctx = Context::builder(call.tenant.clone())
         .principal(call.principal.clone())
         .era(call.scope.era)
@@ -72,19 +70,29 @@ pub(crate) async fn run(
         .cancel(call.cancel.clone())
         .build();
 
-    let outcome = handler_run(ctx).await;
-
-    match outcome {
+    match handler_run(ctx).await {
         Ok(Outcome::Complete(result)) => Ok(Produced::Complete(result)),
         Ok(Outcome::InputRequired(ir)) => {
-            input_required(ir, call, protection, &binding, opened.round, max_rounds)
+            input_required(ir, call, protection, &binding(), opened.round, max_rounds)
                 .map(Produced::InputRequired)
         }
-        Err(HandlerError::Internal(detail)) => {
-            tracing::error!(%detail, "handler failed");
-            Err(McpError::internal("Internal error"))
-        }
-        Err(e) => Err(e.to_wire()),
+        // A tool's complaint about its arguments is a tool error the model can read and act
+        // on, not a protocol error (the spec puts bad input values in an `isError` result).
+        Err(HandlerError::InvalidParams(message)) if method == "tools/call" => Ok(
+            Produced::Complete(to_object(&CallToolResult::error(message))),
+        ),
+        Err(e) => Err(e.into_wire(method)),
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 
@@ -181,16 +189,20 @@ fn prepare(
     catalog: &Arc<Catalog>,
     target: &str,
     args: Map<String, Value>,
-    call: &Call,
 ) -> Result<HandlerRun, McpError> {
+    let offered = match method {
+        "tools/call" => catalog.has_tools(),
+        "prompts/get" => catalog.has_prompts(),
+        _ => catalog.has_resources(),
+    };
+    if !offered {
+        return Err(McpError::method_not_found(method));
+    }
     match method {
         "tools/call" => {
-            let (tool, header_params) = catalog
+            let (tool, _) = catalog
                 .tool(target)
                 .ok_or_else(|| McpError::invalid_params(format!("Unknown tool: {target}")))?;
-            if let Some(headers) = &call.headers {
-                envelope::check_param_headers(header_params, Some(&args), headers)?;
-            }
             let tool = tool.clone();
             Ok(Box::new(move |ctx| {
                 async move { map_outcome(tool.call(ctx, Arguments::new(args)).await, tool_result) }

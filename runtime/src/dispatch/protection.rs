@@ -8,8 +8,11 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use actix::Addr;
+
+use crate::handler::Tenant;
 use crate::protocol::McpError;
-use crate::sealing::{self, Binding, KeyRing, SealPolicy};
+use crate::sealing::{self, Binding, KeyManager, KeyRing, SealPolicy};
 
 /// How this request's state is protected.
 #[derive(Debug, Clone)]
@@ -18,6 +21,8 @@ pub enum Protection {
     Sealed {
         policy: SealPolicy,
         ring: Arc<KeyRing>,
+        /// Told when the ring's active key has sealed enough to be rotated.
+        key_manager: Addr<KeyManager>,
     },
 }
 
@@ -29,13 +34,31 @@ pub(crate) struct Opened {
 }
 
 impl Protection {
+    /// Sealing under `tenant`'s ring, with the tenant's own state lifetime if it has one.
+    pub(crate) fn sealed(
+        policy: &SealPolicy,
+        tenant: &Tenant,
+        ring: Arc<KeyRing>,
+        key_manager: Addr<KeyManager>,
+    ) -> Protection {
+        let mut policy = policy.clone();
+        if let Some(ttl) = tenant.settings().state_ttl {
+            policy.ttl = ttl;
+        }
+        Protection::Sealed {
+            policy,
+            ring,
+            key_manager,
+        }
+    }
+
     pub(crate) fn open(&self, binding: &Binding<'_>, token: &str) -> Result<Opened, McpError> {
         match self {
             Protection::PassThrough => Ok(Opened {
                 state: Some(token.to_owned()),
                 round: 0,
             }),
-            Protection::Sealed { policy, ring } => {
+            Protection::Sealed { policy, ring, .. } => {
                 match sealing::open(ring, policy, binding, token, SystemTime::now()) {
                     Ok(claims) => Ok(Opened {
                         state: claims.state,
@@ -60,7 +83,7 @@ impl Protection {
     ) -> Result<Option<String>, McpError> {
         match self {
             Protection::PassThrough => Ok(state.map(str::to_owned)),
-            Protection::Sealed { policy, ring } => {
+            Protection::Sealed { policy, ring, .. } => {
                 sealing::seal(ring, policy, binding, round, state, SystemTime::now())
                     .map(Some)
                     .map_err(|e| {

@@ -7,38 +7,53 @@
 use serde_json::{Map, Value};
 
 use crate::protocol::meta::SERVER_INFO;
-use crate::protocol::{Era, McpError, ResultType};
+use crate::protocol::{ClientCapabilities, Era, McpError, ResultType};
 
 /// Methods that may answer input-required (SEP-2322).
 pub fn may_require_input(method: &str) -> bool {
     matches!(method, "tools/call" | "prompts/get" | "resources/read")
 }
 
+/// The extension whose `resultType: "task"` a request must declare before it may get one.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// Stamps a result for `era`. A result that claims `input_required` from a method that may
-/// not return one is refused: the runtime never lets it reach the client.
+/// not return one, `task` for a request that did not declare the tasks extension, or a value
+/// no one defined, is refused: the runtime never lets it reach the client.
 pub fn stamp(
     method: &str,
     result: &mut Map<String, Value>,
     era: Era,
+    declared: &ClientCapabilities,
     server_info: &Value,
 ) -> Result<(), McpError> {
-    let declared = result
+    let claimed = result
         .get("resultType")
         .and_then(Value::as_str)
         .map(ResultType::parse);
-    if declared == Some(ResultType::InputRequired) && !may_require_input(method) {
+    let refused = match &claimed {
+        Some(ResultType::InputRequired) if !may_require_input(method) => {
+            Some("input-required is not allowed for this method")
+        }
+        Some(ResultType::Task) if !declares_tasks(declared) => {
+            Some("a task result needs the tasks extension declared")
+        }
+        Some(ResultType::Other(_)) => Some("unknown resultType"),
+        _ => None,
+    };
+    if let Some(why) = refused {
         tracing::error!(
             method,
-            "handler returned an input-required result from a method that may not return one"
+            result_type = claimed.as_ref().map(ResultType::as_str),
+            why,
+            "handler returned a result the client may not get"
         );
-        return Err(McpError::internal(
-            "Internal error: input-required is not allowed for this method",
-        ));
+        return Err(McpError::internal(format!("Internal error: {why}")));
     }
     if era == Era::Legacy {
         return Ok(());
     }
-    if declared.is_none() {
+    if claimed.is_none() {
         result.insert(
             "resultType".into(),
             Value::String(ResultType::Complete.as_str().into()),
@@ -54,15 +69,34 @@ pub fn stamp(
     Ok(())
 }
 
+fn declares_tasks(declared: &ClientCapabilities) -> bool {
+    declared
+        .as_map()
+        .get("extensions")
+        .and_then(Value::as_object)
+        .is_some_and(|e| e.contains_key(TASKS_EXTENSION))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
-    fn stamped(method: &str, v: Value, era: Era) -> Result<Value, McpError> {
+    fn stamped_for(method: &str, v: Value, era: Era, caps: Value) -> Result<Value, McpError> {
         let mut m = v.as_object().cloned().unwrap_or_default();
-        stamp(method, &mut m, era, &json!({"name": "s", "version": "1"}))?;
+        let caps = ClientCapabilities::new(caps.as_object().cloned().unwrap_or_default());
+        stamp(
+            method,
+            &mut m,
+            era,
+            &caps,
+            &json!({"name": "s", "version": "1"}),
+        )?;
         Ok(Value::Object(m))
+    }
+
+    fn stamped(method: &str, v: Value, era: Era) -> Result<Value, McpError> {
+        stamped_for(method, v, era, json!({}))
     }
 
     #[test]
@@ -74,12 +108,30 @@ mod tests {
     }
 
     #[test]
-    fn an_existing_task_result_type_is_kept() {
-        assert_eq!(
-            stamped("tools/call", json!({"resultType": "task"}), Era::Modern).expect("ok")
-                ["resultType"],
-            "task"
-        );
+    fn an_existing_task_result_type_is_kept_for_a_request_declaring_tasks() {
+        let caps = json!({"extensions": {TASKS_EXTENSION: {}}});
+        let v = stamped_for(
+            "tools/call",
+            json!({"resultType": "task"}),
+            Era::Modern,
+            caps,
+        )
+        .expect("ok");
+        assert_eq!(v["resultType"], "task");
+    }
+
+    #[test]
+    fn a_task_result_for_a_request_without_the_tasks_extension_is_refused() {
+        let e =
+            stamped("tools/call", json!({"resultType": "task"}), Era::Modern).expect_err("refused");
+        assert_eq!(e.code.code(), -32603);
+    }
+
+    #[test]
+    fn an_unknown_result_type_is_refused() {
+        let e =
+            stamped("x/custom", json!({"resultType": "later"}), Era::Modern).expect_err("refused");
+        assert_eq!(e.code.code(), -32603);
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub struct Catalog {
     resources: Vec<Arc<dyn Resource>>,
     resource_index: HashMap<String, usize>,
     templates: Vec<(Arc<dyn ResourceTemplate>, UriTemplate)>,
-    methods: HashMap<String, Arc<dyn MethodHandler>>,
+    methods: Vec<Arc<dyn MethodHandler>>,
     lists: Lists,
 }
 
@@ -87,7 +87,7 @@ impl Catalog {
     }
 
     pub fn method(&self, method: &str) -> Option<&Arc<dyn MethodHandler>> {
-        self.methods.get(method)
+        self.methods.iter().find(|m| m.method() == method)
     }
 
     pub fn has_tools(&self) -> bool {
@@ -126,7 +126,7 @@ impl Catalog {
             prompts: self.prompts.clone(),
             resources: self.resources.clone(),
             templates: self.templates.iter().map(|(t, _)| t.clone()).collect(),
-            methods: self.methods.values().cloned().collect(),
+            methods: self.methods.clone(),
         }
     }
 }
@@ -227,7 +227,15 @@ impl CatalogBuilder {
             c.templates.push((template, pattern));
         }
         for m in self.methods {
-            c.methods.entry(m.method().to_owned()).or_insert(m);
+            let name = m.method();
+            if is_reserved(name) {
+                tracing::error!(
+                    method = name,
+                    "a custom method may not take a name MCP defines; ignored"
+                );
+            } else if c.method(name).is_none() {
+                c.methods.push(m);
+            }
         }
         c.lists = Lists {
             tools: Arc::new(Value::Array(
@@ -254,6 +262,31 @@ impl CatalogBuilder {
         };
         c
     }
+}
+
+/// Names a custom method may not take: every method MCP defines or removed (so a catalog
+/// cannot shadow the runtime's own answers), and anything under the reserved `notifications/`
+/// prefix. Extensions use their own names (`com.example/…`).
+fn is_reserved(method: &str) -> bool {
+    const DEFINED: &[&str] = &[
+        "server/discover",
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "completion/complete",
+        "subscriptions/listen",
+        "elicitation/create",
+        "sampling/createMessage",
+    ];
+    const PREFIXES: &[&str] = &[
+        "tools/",
+        "prompts/",
+        "resources/",
+        "roots/",
+        "tasks/",
+        "notifications/",
+    ];
+    DEFINED.contains(&method) || PREFIXES.iter().any(|p| method.starts_with(p))
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
@@ -324,6 +357,23 @@ impl UriTemplate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn custom_methods_cannot_take_names_mcp_defines() {
+        for reserved in [
+            "ping",
+            "initialize",
+            "tools/list",
+            "tasks/result",
+            "notifications/x",
+            "server/discover",
+        ] {
+            assert!(is_reserved(reserved), "{reserved}");
+        }
+        for free in ["acme/report", "com.example/sync"] {
+            assert!(!is_reserved(free), "{free}");
+        }
+    }
 
     #[test]
     fn a_template_variable_matches_one_segment() {

@@ -10,12 +10,12 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{self, Receiver, Sender};
 use tokio_util::sync::CancellationToken;
 
+use super::tenant::{Principal, Tenant};
 use crate::protocol::input::{InputResponse, InputResponses};
 use crate::protocol::{ClientCapabilities, Era, LogLevel};
-use crate::tenancy::{Principal, Tenant};
 
 /// A notification a handler emitted, for the transport to put on the request's stream.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,11 +25,41 @@ pub struct OutgoingNotification {
 }
 
 /// The channel to the request's stream, with what the request asked to receive.
+///
+/// Bounded: a handler that reports faster than its client reads loses the surplus (progress
+/// is a running figure and logs are advisory) rather than growing memory without limit.
 #[derive(Debug, Clone)]
 pub struct Notifier {
-    pub tx: UnboundedSender<OutgoingNotification>,
-    pub progress_token: Option<Value>,
-    pub log_level: Option<LogLevel>,
+    tx: Sender<OutgoingNotification>,
+    progress_token: Option<Value>,
+    log_level: Option<LogLevel>,
+}
+
+impl Notifier {
+    /// Notifications one request may have queued for its stream.
+    pub const CAPACITY: usize = 256;
+
+    /// A notifier and the receiving end the transport puts on the request's stream.
+    pub fn channel(
+        progress_token: Option<Value>,
+        log_level: Option<LogLevel>,
+    ) -> (Notifier, Receiver<OutgoingNotification>) {
+        let (tx, rx) = mpsc::channel(Self::CAPACITY);
+        (
+            Notifier {
+                tx,
+                progress_token,
+                log_level,
+            },
+            rx,
+        )
+    }
+
+    fn send(&self, notification: OutgoingNotification) {
+        if self.tx.try_send(notification).is_err() {
+            tracing::debug!("notification dropped: the stream is full or gone");
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -132,7 +162,7 @@ impl Context {
         if let Some(message) = message {
             params["message"] = json!(message);
         }
-        let _ = n.tx.send(OutgoingNotification {
+        n.send(OutgoingNotification {
             method: "notifications/progress",
             params,
         });
@@ -148,7 +178,7 @@ impl Context {
         if let Some(logger) = logger {
             params["logger"] = json!(logger);
         }
-        let _ = n.tx.send(OutgoingNotification {
+        n.send(OutgoingNotification {
             method: "notifications/message",
             params,
         });

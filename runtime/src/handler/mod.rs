@@ -30,6 +30,7 @@ mod catalog;
 mod context;
 mod descriptor;
 mod outcome;
+mod tenant;
 mod traits;
 
 pub use arguments::Arguments;
@@ -43,4 +44,5 @@ pub use outcome::{
     HandlerError, InputRequired, MethodOutcome, Outcome, PromptOutcome, ResourceOutcome,
     ToolOutcome,
 };
+pub use tenant::{ListChanged, Principal, Tenant, TenantSettings};
 pub use traits::{fn_prompt, fn_tool, MethodHandler, Prompt, Resource, ResourceTemplate, Tool};

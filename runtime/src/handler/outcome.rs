@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::protocol::input::{InputRequest, InputRequests};
+use crate::protocol::input::{InputRequest, InputRequests, Sampling};
 use crate::protocol::result::{CallToolResult, GetPromptResult, ReadResourceResult};
 use crate::protocol::McpError;
 
@@ -35,6 +35,14 @@ pub enum HandlerError {
 }
 
 impl HandlerError {
+    /// The wire error, logging what the client does not get to see.
+    pub fn into_wire(self, method: &str) -> McpError {
+        if let Self::Internal(detail) = &self {
+            tracing::error!(method, %detail, "handler failed");
+        }
+        self.to_wire()
+    }
+
     pub fn to_wire(&self) -> McpError {
         match self {
             Self::InvalidParams(m) => McpError::invalid_params(m.clone()),
@@ -86,6 +94,11 @@ impl InputRequired {
     /// Sampling with full `CreateMessageRequestParams`.
     pub fn sample(self, key: impl Into<String>, params: Value) -> Self {
         self.request(key, InputRequest::sampling(params))
+    }
+
+    /// Sampling built with [`Sampling`] (messages, tools, tool choice, context).
+    pub fn sample_with(self, key: impl Into<String>, sampling: Sampling) -> Self {
+        self.request(key, InputRequest::sample(sampling))
     }
 
     /// Sampling of one user text prompt.

@@ -13,16 +13,6 @@ use serde_json::{json, Map, Value};
 
 use super::error::McpError;
 
-/// The three kinds of input a server may ask for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    FormElicitation,
-    UrlElicitation,
-    Sampling,
-    SamplingWithTools,
-    Roots,
-}
-
 /// One embedded request: `{"method": ..., "params": ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InputRequest {
@@ -40,7 +30,7 @@ impl InputRequest {
     }
 
     /// URL-mode elicitation: the user is sent to `url`; acceptance means only that they agreed
-    /// to go. Modern requests carry no `elicitationId`; the legacy shim adds one.
+    /// to go. Modern requests carry no `elicitationId`.
     pub fn elicit_url(message: impl Into<String>, url: impl Into<String>) -> Self {
         Self::elicitation(json!({ "mode": "url", "message": message.into(), "url": url.into() }))
     }
@@ -70,6 +60,11 @@ impl InputRequest {
         }))
     }
 
+    /// Sampling built with [`Sampling`].
+    pub fn sample(sampling: Sampling) -> Self {
+        Self::sampling(Value::Object(sampling.0))
+    }
+
     /// `roots/list`: the client's filesystem roots.
     pub fn list_roots() -> Self {
         Self {
@@ -86,27 +81,91 @@ impl InputRequest {
         self.params.as_ref()
     }
 
-    /// Mutable params, for transports that must add legacy-only fields (`elicitationId`).
-    pub fn params_mut(&mut self) -> Option<&mut Value> {
-        self.params.as_mut()
-    }
-
-    /// Which capability class this request belongs to (what the gate checks).
-    pub fn kind(&self) -> InputKind {
+    /// The client capabilities this request needs, as a `ClientCapabilities`-shaped object:
+    /// form or URL elicitation; sampling, plus `sampling.tools` for `tools`/`toolChoice` and
+    /// `sampling.context` for `includeContext` other than `"none"`; roots.
+    pub fn required_capabilities(&self) -> Value {
         let param = |k: &str| self.params.as_ref().and_then(|p| p.get(k));
         match self.method {
             "elicitation/create" if param("mode").and_then(Value::as_str) == Some("url") => {
-                InputKind::UrlElicitation
+                json!({"elicitation": {"url": {}}})
             }
-            "elicitation/create" => InputKind::FormElicitation,
-            "sampling/createMessage"
-                if param("tools").is_some() || param("toolChoice").is_some() =>
-            {
-                InputKind::SamplingWithTools
+            "elicitation/create" => json!({"elicitation": {"form": {}}}),
+            "sampling/createMessage" => {
+                let mut sampling = Map::new();
+                if param("tools").is_some() || param("toolChoice").is_some() {
+                    sampling.insert("tools".into(), json!({}));
+                }
+                if param("includeContext")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| c != "none")
+                {
+                    sampling.insert("context".into(), json!({}));
+                }
+                json!({ "sampling": sampling })
             }
-            "sampling/createMessage" => InputKind::Sampling,
-            _ => InputKind::Roots,
+            _ => json!({"roots": {}}),
         }
+    }
+}
+
+/// `CreateMessageRequestParams`, built: messages, limits, and optionally tools (which need the
+/// client's `sampling.tools`) or server context (which needs `sampling.context`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sampling(Map<String, Value>);
+
+impl Sampling {
+    pub fn new(max_tokens: u32) -> Self {
+        let mut params = Map::new();
+        params.insert("messages".into(), json!([]));
+        params.insert("maxTokens".into(), json!(max_tokens));
+        Self(params)
+    }
+
+    fn message(mut self, role: &str, text: String) -> Self {
+        if let Some(Value::Array(messages)) = self.0.get_mut("messages") {
+            messages.push(json!({ "role": role, "content": { "type": "text", "text": text } }));
+        }
+        self
+    }
+
+    pub fn user_text(self, text: impl Into<String>) -> Self {
+        self.message("user", text.into())
+    }
+
+    pub fn assistant_text(self, text: impl Into<String>) -> Self {
+        self.message("assistant", text.into())
+    }
+
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.0
+            .insert("systemPrompt".into(), Value::String(prompt.into()));
+        self
+    }
+
+    pub fn temperature(mut self, temperature: f64) -> Self {
+        self.0.insert("temperature".into(), json!(temperature));
+        self
+    }
+
+    /// Tools the client's model may call (`Tool` objects).
+    pub fn tools(mut self, tools: Vec<Value>) -> Self {
+        self.0.insert("tools".into(), Value::Array(tools));
+        self
+    }
+
+    /// `{"mode": "auto" | "required" | "none"}`.
+    pub fn tool_choice(mut self, choice: Value) -> Self {
+        self.0.insert("toolChoice".into(), choice);
+        self
+    }
+
+    /// `"none"`, `"thisServer"` or `"allServers"` (deprecated; the last two need
+    /// `sampling.context`).
+    pub fn include_context(mut self, context: &str) -> Self {
+        self.0
+            .insert("includeContext".into(), Value::String(context.to_owned()));
+        self
     }
 }
 
@@ -231,16 +290,36 @@ mod tests {
     }
 
     #[test]
-    fn sampling_with_tools_is_its_own_kind() {
-        let r = InputRequest::sampling(json!({"messages": [], "maxTokens": 5, "tools": []}));
-        assert_eq!(r.kind(), InputKind::SamplingWithTools);
+    fn sampling_with_tools_needs_sampling_tools() {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object"}});
+        let r = InputRequest::sample(Sampling::new(5).user_text("hi").tools(vec![tool]));
+        assert_eq!(
+            r.required_capabilities(),
+            json!({"sampling": {"tools": {}}})
+        );
+    }
+
+    #[test]
+    fn sampling_with_server_context_needs_sampling_context() {
+        let r = InputRequest::sample(
+            Sampling::new(5)
+                .user_text("hi")
+                .include_context("thisServer"),
+        );
+        assert_eq!(
+            r.required_capabilities(),
+            json!({"sampling": {"context": {}}})
+        );
+        let none = InputRequest::sample(Sampling::new(5).user_text("hi").include_context("none"));
+        assert_eq!(none.required_capabilities(), json!({"sampling": {}}));
     }
 
     #[test]
     fn elicitation_without_mode_is_form() {
+        let r = InputRequest::elicitation(json!({"message": "m", "requestedSchema": {}}));
         assert_eq!(
-            InputRequest::elicitation(json!({"message": "m", "requestedSchema": {}})).kind(),
-            InputKind::FormElicitation
+            r.required_capabilities(),
+            json!({"elicitation": {"form": {}}})
         );
     }
 

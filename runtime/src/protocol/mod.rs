@@ -16,7 +16,9 @@ pub mod version;
 
 pub use capabilities::ClientCapabilities;
 pub use error::{ErrorCode, McpError};
-pub use input::{ElicitAction, InputRequest, InputRequests, InputResponse, InputResponses};
+pub use input::{
+    ElicitAction, InputRequest, InputRequests, InputResponse, InputResponses, Sampling,
+};
 pub use jsonrpc::{Incoming, Notification, Request, RequestId};
 pub use meta::{LogLevel, RequestMeta};
 pub use result::ResultType;

@@ -356,18 +356,12 @@ mod tests {
 
     #[actix_rt::test]
     async fn progress_reports_three_increasing_steps_of_the_request_token() {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let (notifier, mut rx) = Notifier::channel(Some(json!("p1")), None);
         let tenant = Arc::new(Tenant::new(
             "t",
             roundtrip_runtime::handler::Catalog::default(),
         ));
-        let ctx = Context::builder(tenant)
-            .notifier(Some(Notifier {
-                tx,
-                progress_token: Some(json!("p1")),
-                log_level: None,
-            }))
-            .build();
+        let ctx = Context::builder(tenant).notifier(Some(notifier)).build();
         report_progress(&ctx).await;
         let mut steps = Vec::new();
         while let Ok(n) = rx.try_recv() {

@@ -158,7 +158,6 @@ fn trigger_prompt_change(tenant: &Tenant) {
 mod tests {
     use super::*;
     use roundtrip_runtime::handler::{Arguments, Notifier, Outcome};
-    use tokio::sync::mpsc;
 
     fn tenant() -> Arc<Tenant> {
         Arc::new(Tenant::new("conformance", super::super::catalog()))
@@ -238,13 +237,9 @@ mod tests {
             (Some(LogLevel::Info), 3),
             (Some(LogLevel::Error), 0),
         ] {
-            let (tx, mut rx) = mpsc::unbounded_channel();
+            let (notifier, mut rx) = Notifier::channel(None, level);
             let ctx = Context::builder(tenant.clone())
-                .notifier(Some(Notifier {
-                    tx,
-                    progress_token: None,
-                    log_level: level,
-                }))
+                .notifier(Some(notifier))
                 .build();
             call(&tenant, ctx, "test_logging_tool").await.expect("ok");
             let mut sent = 0;

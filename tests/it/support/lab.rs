@@ -6,6 +6,10 @@
 //!   of input each; `ask_several` asks for form, URL, sampling and roots at once. Each
 //!   completes once every key it asked for has an answer, echoing answers, state and round in
 //!   `structuredContent`.
+//! - `ask_sampling_context`: sampling with `includeContext` (needs `sampling.context`).
+//! - `progress_then_ask`: reports progress, then asks for a form (an error may follow
+//!   notifications).
+//! - `needs_text`: a tool whose required argument may be missing.
 //! - `ask_forever`: asks again every round, carrying a state (for the round cap).
 //! - `boom`: panics. `slow`: sleeps far longer than the test request timeout.
 //! - `chatty`: progress and logs at every level, then completes. `quiet`: completes at once.
@@ -35,7 +39,7 @@ use roundtrip_runtime::protocol::result::{
     CallToolResult, Completion, GetPromptResult, PromptMessage, ReadResourceResult,
     ResourceContents,
 };
-use roundtrip_runtime::protocol::LogLevel;
+use roundtrip_runtime::protocol::{LogLevel, Sampling};
 use roundtrip_runtime::tenancy::ListChanged;
 use serde_json::{json, Map, Value};
 
@@ -93,6 +97,24 @@ pub(crate) fn catalog(probe: &Probe) -> Catalog {
         .tool(fn_tool(
             ToolDescriptor::new("ask_sampling_tools", "Sampling with tools.", any_args()),
             |ctx, _args| async move { until_answered(&ctx, sampling_with_tools()) },
+        ))
+        .tool(fn_tool(
+            ToolDescriptor::new("ask_sampling_context", "Sampling with server context.", any_args()),
+            |ctx, _args| async move {
+                let sampling = Sampling::new(10).user_text("Summarize").include_context("thisServer");
+                until_answered(&ctx, InputRequired::new().sample_with("llm", sampling))
+            },
+        ))
+        .tool(fn_tool(
+            ToolDescriptor::new("progress_then_ask", "Reports progress, then asks a form.", any_args()),
+            |ctx, _args| async move {
+                ctx.progress(1.0, Some(2.0), Some("half way"));
+                until_answered(&ctx, InputRequired::new().elicit("form", "Name?", json!({"type": "object", "properties": {}})))
+            },
+        ))
+        .tool(fn_tool(
+            ToolDescriptor::new("needs_text", "Needs a string argument `text`.", any_args()),
+            |_ctx, args| async move { Ok(CallToolResult::text(args.str("text")?).into()) },
         ))
         .tool(fn_tool(
             ToolDescriptor::new("ask_roots", "Roots.", any_args()),

@@ -1,22 +1,39 @@
-//! `POST /t/{tenant}/mcp`: read the body within its limits, parse, guard, resolve and
-//! authenticate, check the envelope, then hand the request to the worker's Dispatcher and
-//! frame its reply as JSON, or as SSE when notifications come before the result.
+//! `POST /t/{tenant}/mcp`, in the order a request is checked: the Host/Origin guard (before
+//! the body is read), the body within its size and time limits, JSON-RPC classification, the
+//! tenant and the caller, the envelope; then the worker's Dispatcher, and the reply framed as
+//! JSON, or as SSE when notifications come before the result.
+
+use std::sync::Arc;
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::inflight::InFlight;
 use super::response::{json_error, json_result};
 use super::sse;
-use super::{McpService, Metrics, WorkerDispatcher};
-use crate::dispatch::Call;
-use crate::dispatch::Scope;
-use crate::dispatch::{envelope, Dispatch, HttpHeaders, Reply};
-use crate::handler::Notifier;
+use super::{McpService, WorkerDispatcher};
+use crate::dispatch::envelope::{self, HttpCheck, HttpHeaders};
+use crate::dispatch::{Call, Dispatch, Reply, Scope};
+use crate::handler::{Notifier, Principal, Tenant};
 use crate::protocol::error::ErrorCode;
-use crate::protocol::jsonrpc::Malformed;
-use crate::protocol::{Incoming, McpError};
+use crate::protocol::jsonrpc::{Malformed, Notification};
+use crate::protocol::{Incoming, McpError, Request, RequestId};
+
+/// A request refused before dispatch, with the id to answer it under.
+struct Rejection {
+    id: Option<RequestId>,
+    error: McpError,
+}
+
+impl Rejection {
+    fn new(id: Option<&RequestId>, error: McpError) -> Self {
+        Self {
+            id: id.cloned(),
+            error,
+        }
+    }
+}
 
 pub(crate) async fn post(
     req: HttpRequest,
@@ -26,171 +43,194 @@ pub(crate) async fn post(
     dispatcher: web::Data<WorkerDispatcher>,
 ) -> HttpResponse {
     let service = service.into_inner();
-    let reject = |id, error: McpError| {
-        Metrics::inc(&service.metrics.rejected_http);
-        json_error(id, &error)
-    };
-    let body = match tokio::time::timeout(
-        service.http.body_timeout,
-        payload.to_bytes_limited(service.http.max_body_bytes),
-    )
-    .await
-    {
-        Err(_) => {
-            return reject(
-                None,
-                McpError::new(ErrorCode::RequestTimeout, "Request body timed out"),
-            )
-        }
-        Ok(Err(_)) => {
-            let limit = service.http.max_body_bytes;
-            return reject(
-                None,
-                McpError::new(
-                    ErrorCode::PayloadTooLarge,
-                    format!("Request body exceeds {limit} bytes"),
-                ),
-            );
-        }
-        Ok(Ok(Err(e))) => {
-            return reject(
-                None,
-                McpError::invalid_request(format!("Could not read the request body: {e}")),
-            )
-        }
-        Ok(Ok(Ok(body))) => body,
-    };
-    let incoming = Incoming::parse(&body);
-    if let Err(why) = service.http.guard.check(&req) {
-        tracing::warn!(why, "refused by the host/origin guard");
-        let id = match &incoming {
-            Ok(Incoming::Request(r)) => Some(&r.id),
-            Err(Malformed { id, .. }) => id.as_ref(),
-            _ => None,
-        };
-        return reject(id, McpError::new(ErrorCode::Forbidden, why));
-    }
-    let request = match incoming {
-        Err(Malformed { id, error }) => return reject(id.as_ref(), error),
-        Ok(Incoming::Notification(n)) => {
-            if let Some(m) = header_str(&req, "mcp-method") {
-                if m.trim() != n.method {
-                    return reject(
-                        None,
-                        McpError::header_mismatch(
-                            "Mcp-Method header does not match the notification's method",
-                        ),
-                    );
-                }
+    match handle(&req, &tenant, payload, &service, &dispatcher).await {
+        Ok(response) => response,
+        Err(Rejection { id, error }) => {
+            service.metrics.record_rejection();
+            let mut response = json_error(id.as_ref(), &error);
+            if error.code == ErrorCode::Unauthorized {
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    header::HeaderValue::from_static("Bearer"),
+                );
             }
-            Metrics::inc(&service.metrics.notifications);
-            return HttpResponse::Accepted().finish();
+            response
         }
-        Ok(Incoming::Response(_)) => {
-            return reject(
-                None,
-                McpError::invalid_request("No server-to-client request is awaiting a response"),
-            );
-        }
-        Ok(Incoming::Request(r)) => r,
-    };
+    }
+}
 
-    let Some(tenant) = service.directory.tenant(&tenant) else {
-        return reject(
-            Some(&request.id),
-            McpError::new(ErrorCode::UnknownTenant, "Unknown tenant"),
-        );
+async fn handle(
+    req: &HttpRequest,
+    slug: &str,
+    payload: web::Payload,
+    service: &Arc<McpService>,
+    dispatcher: &WorkerDispatcher,
+) -> Result<HttpResponse, Rejection> {
+    if let Err(why) = service.http.guard.check(req) {
+        tracing::warn!(why, "refused by the host/origin guard");
+        return Err(Rejection::new(
+            None,
+            McpError::new(ErrorCode::Forbidden, why),
+        ));
+    }
+    let body = read_body(payload, service).await?;
+    let incoming =
+        Incoming::parse(&body).map_err(|Malformed { id, error }| Rejection { id, error })?;
+    let id = match &incoming {
+        Incoming::Request(r) => Some(&r.id),
+        _ => None,
     };
-    let principal = match service.authenticator.authenticate(&tenant, bearer(&req)) {
-        Ok(p) => p,
+    let (tenant, principal) = resolve(req, slug, service, id)?;
+    match incoming {
+        Incoming::Request(request) => {
+            dispatch(req, request, tenant, principal, service, dispatcher).await
+        }
+        Incoming::Notification(notification) => accept_notification(req, &notification, service),
+        Incoming::Response(_) => Err(Rejection::new(
+            None,
+            McpError::invalid_request("No server-to-client request is awaiting a response"),
+        )),
+    }
+}
+
+/// The body, within `max_body_bytes` (413) and `body_timeout` (408).
+async fn read_body(payload: web::Payload, service: &McpService) -> Result<web::Bytes, Rejection> {
+    let limit = service.http.max_body_bytes;
+    match tokio::time::timeout(service.http.body_timeout, payload.to_bytes_limited(limit)).await {
+        Err(_) => Err(Rejection::new(
+            None,
+            McpError::new(ErrorCode::RequestTimeout, "Request body timed out"),
+        )),
+        Ok(Err(_)) => Err(Rejection::new(
+            None,
+            McpError::new(
+                ErrorCode::PayloadTooLarge,
+                format!("Request body exceeds {limit} bytes"),
+            ),
+        )),
+        Ok(Ok(Err(e))) => Err(Rejection::new(
+            None,
+            McpError::invalid_request(format!("Could not read the request body: {e}")),
+        )),
+        Ok(Ok(Ok(body))) => Ok(body),
+    }
+}
+
+/// The tenant (404 if unknown) and who is calling (401 if not authenticated).
+fn resolve(
+    req: &HttpRequest,
+    slug: &str,
+    service: &McpService,
+    id: Option<&RequestId>,
+) -> Result<(Arc<Tenant>, Principal), Rejection> {
+    let tenant = service.directory.tenant(slug).ok_or_else(|| {
+        Rejection::new(
+            id,
+            McpError::new(ErrorCode::UnknownTenant, "Unknown tenant"),
+        )
+    })?;
+    match service.authenticator.authenticate(&tenant, bearer(req)) {
+        Ok(principal) => Ok((tenant, principal)),
         Err(reason) => {
             tracing::info!(tenant = tenant.slug(), %reason, "authentication failed");
-            let mut resp = reject(
-                Some(&request.id),
+            Err(Rejection::new(
+                id,
                 McpError::new(ErrorCode::Unauthorized, "Unauthorized"),
-            );
-            resp.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
-            return resp;
+            ))
         }
-    };
-    let headers = match mcp_headers(&req) {
-        Ok(h) => h,
-        Err(e) => return reject(Some(&request.id), e),
-    };
-    let envelope = match envelope::check_modern(&request, Some(&headers)) {
-        Ok(e) => e,
-        Err(e) => return reject(Some(&request.id), e),
-    };
+    }
+}
 
-    let cancel = CancellationToken::new();
+/// Client notifications are accepted (202) and need no answer. The one the core defines on
+/// HTTP would be `notifications/cancelled`, which 2026-07-28 replaced with closing the stream.
+fn accept_notification(
+    req: &HttpRequest,
+    n: &Notification,
+    service: &McpService,
+) -> Result<HttpResponse, Rejection> {
+    if let Some(m) = header_str(req, "mcp-method") {
+        if m.trim() != n.method {
+            return Err(Rejection::new(
+                None,
+                McpError::header_mismatch(
+                    "Mcp-Method header does not match the notification's method",
+                ),
+            ));
+        }
+    }
+    service.metrics.record_notification();
+    Ok(HttpResponse::Accepted().finish())
+}
+
+async fn dispatch(
+    req: &HttpRequest,
+    request: Request,
+    tenant: Arc<Tenant>,
+    principal: Principal,
+    service: &Arc<McpService>,
+    dispatcher: &WorkerDispatcher,
+) -> Result<HttpResponse, Rejection> {
+    let id = request.id.clone();
+    let headers = mcp_headers(req).map_err(|e| Rejection::new(Some(&id), e))?;
+    let catalog = tenant.catalog();
+    let envelope = envelope::check_modern(
+        &request,
+        Some(HttpCheck {
+            headers: &headers,
+            catalog: &catalog,
+        }),
+    )
+    .map_err(|e| Rejection::new(Some(&id), e))?;
+
     // Notifications travel on SSE; a client that cannot read SSE gets only the result.
-    let accepts_sse = header_str(&req, "accept")
+    let accepts_sse = header_str(req, "accept")
         .is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"));
     let (notifier, notifications) = if envelope.may_notify() && accepts_sse {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let n = Notifier {
-            tx,
-            progress_token: envelope.meta.progress_token.clone(),
-            log_level: envelope.meta.log_level,
-        };
+        let (n, rx) = Notifier::channel(
+            envelope.meta.progress_token.clone(),
+            envelope.meta.log_level,
+        );
         (Some(n), Some(rx))
     } else {
         (None, None)
     };
-    let id = request.id.clone();
+    let cancel = CancellationToken::new();
+    let in_flight = InFlight::new(cancel.clone(), service.clone());
     let call = Call {
         tenant: tenant.clone(),
         principal,
         scope: Scope::from(&envelope),
         request,
-        headers: Some(headers),
         notifier,
-        cancel: cancel.clone(),
+        cancel,
     };
-    let guard = cancel.drop_guard();
     let reply = dispatcher.0.send(Dispatch(call));
-    match notifications {
+    Ok(match notifications {
         None => {
-            let reply = reply.await.unwrap_or_else(|_| {
-                Reply::Error(McpError::internal("Internal error: dispatcher unavailable"))
-            });
-            drop(guard.disarm());
-            respond(&service, &id, reply, &tenant)
+            let reply = reply.await.unwrap_or_else(|_| Reply::unavailable());
+            in_flight.finish();
+            frame(service, &id, reply, &tenant)
         }
-        Some(rx) => sse::request_stream(service, tenant, id, Box::pin(reply), rx, guard).await,
-    }
+        Some(rx) => {
+            sse::request_stream(service.clone(), tenant, id, Box::pin(reply), rx, in_flight).await
+        }
+    })
 }
 
-/// Frames a reply that needs no stream.
-pub(crate) fn respond(
-    service: &std::sync::Arc<McpService>,
-    id: &crate::protocol::RequestId,
+/// Frames a reply that needs no stream of its own (a listen reply opens one).
+pub(crate) fn frame(
+    service: &Arc<McpService>,
+    id: &RequestId,
     reply: Reply,
-    tenant: &std::sync::Arc<crate::tenancy::Tenant>,
+    tenant: &Arc<Tenant>,
 ) -> HttpResponse {
+    service.metrics.record_reply(&reply);
     match reply {
-        Reply::Result(r) => {
-            let input_required =
-                r.get("resultType").and_then(|v| v.as_str()) == Some("input_required");
-            Metrics::inc(if input_required {
-                &service.metrics.input_required
-            } else {
-                &service.metrics.complete
-            });
-            json_result(id, r)
-        }
-        Reply::Error(e) => {
-            Metrics::inc(&service.metrics.errors);
-            json_error(Some(id), &e)
-        }
+        Reply::Result(r) => json_result(id, r),
+        Reply::Error(e) => json_error(Some(id), &e),
         Reply::Listen(listen) => sse::listen_stream(service, tenant.clone(), listen),
-        Reply::Cancelled => {
-            Metrics::inc(&service.metrics.cancelled);
-            HttpResponse::NoContent().finish()
-        }
+        // Only the in-flight guard cancels, and only once nobody is waiting for this.
+        Reply::Cancelled => HttpResponse::NoContent().finish(),
     }
 }
 

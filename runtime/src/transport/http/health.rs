@@ -7,22 +7,65 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use actix_web::{web, HttpResponse};
 
 use super::McpService;
+use crate::dispatch::Reply;
+use crate::protocol::ResultType;
 
 /// Counters of what the MCP endpoint answered. Atomics: no lock on the request path.
 #[derive(Debug, Default)]
 pub struct Metrics {
-    pub(crate) complete: AtomicU64,
-    pub(crate) input_required: AtomicU64,
-    pub(crate) errors: AtomicU64,
-    pub(crate) cancelled: AtomicU64,
-    pub(crate) notifications: AtomicU64,
-    pub(crate) streams_open: AtomicU64,
-    pub(crate) rejected_http: AtomicU64,
+    complete: AtomicU64,
+    input_required: AtomicU64,
+    errors: AtomicU64,
+    cancelled: AtomicU64,
+    notifications: AtomicU64,
+    streams_open: AtomicU64,
+    rejected_http: AtomicU64,
 }
 
 impl Metrics {
-    pub(crate) fn inc(counter: &AtomicU64) {
+    fn inc(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A reply that reached its client (listen replies count as streams).
+    pub(crate) fn record_reply(&self, reply: &Reply) {
+        match reply {
+            Reply::Result(r) => {
+                let kind = r
+                    .get("resultType")
+                    .and_then(|v| v.as_str())
+                    .map(ResultType::parse);
+                Self::inc(if kind == Some(ResultType::InputRequired) {
+                    &self.input_required
+                } else {
+                    &self.complete
+                });
+            }
+            Reply::Error(_) => Self::inc(&self.errors),
+            Reply::Listen(_) | Reply::Cancelled => {}
+        }
+    }
+
+    /// A request whose client went away before its reply.
+    pub(crate) fn record_cancelled(&self) {
+        Self::inc(&self.cancelled);
+    }
+
+    /// A request refused before dispatch (guard, size, auth, tenant, envelope).
+    pub(crate) fn record_rejection(&self) {
+        Self::inc(&self.rejected_http);
+    }
+
+    pub(crate) fn record_notification(&self) {
+        Self::inc(&self.notifications);
+    }
+
+    pub(crate) fn stream_opened(&self) {
+        Self::inc(&self.streams_open);
+    }
+
+    pub(crate) fn stream_closed(&self) {
+        self.streams_open.fetch_sub(1, Ordering::Relaxed);
     }
 
     fn render(&self) -> String {

@@ -7,6 +7,7 @@
 mod endpoint;
 mod guard;
 mod health;
+mod inflight;
 mod response;
 mod sse;
 
@@ -20,8 +21,7 @@ use actix::{Actor, Addr};
 use actix_web::web;
 use tokio_util::sync::CancellationToken;
 
-use crate::dispatch::{Dispatcher, RuntimeConfig};
-use crate::sealing::{KeyManager, KeyRings};
+use crate::dispatch::{Dispatcher, RuntimeConfig, StateKeys};
 use crate::tenancy::{Authenticator, TenantDirectory};
 
 pub use guard::HostGuard;
@@ -58,22 +58,19 @@ pub struct McpService {
     pub(crate) authenticator: Arc<dyn Authenticator>,
     pub(crate) runtime: Arc<RuntimeConfig>,
     pub(crate) http: HttpConfig,
-    key_manager: Option<Addr<KeyManager>>,
-    rings: KeyRings,
+    keys: Option<StateKeys>,
     pub(crate) shutdown: CancellationToken,
     pub(crate) metrics: Metrics,
 }
 
 impl McpService {
-    /// `key_manager` and `rings` (the snapshot at start-up) are needed when
-    /// `runtime.sealing` is set.
+    /// `keys` is needed when `runtime.sealing` is set.
     pub fn new(
         directory: Arc<dyn TenantDirectory>,
         authenticator: Arc<dyn Authenticator>,
         runtime: RuntimeConfig,
         http: HttpConfig,
-        key_manager: Option<Addr<KeyManager>>,
-        rings: KeyRings,
+        keys: Option<StateKeys>,
     ) -> Arc<Self> {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Arc::new(Self {
@@ -82,8 +79,7 @@ impl McpService {
             authenticator,
             runtime: Arc::new(runtime),
             http,
-            key_manager,
-            rings,
+            keys,
             shutdown: CancellationToken::new(),
             metrics: Metrics::default(),
         })
@@ -106,14 +102,7 @@ impl McpService {
         DISPATCHERS.with(|d| {
             d.borrow_mut()
                 .entry(self.id)
-                .or_insert_with(|| {
-                    Dispatcher::new(
-                        self.runtime.clone(),
-                        self.key_manager.clone(),
-                        self.rings.clone(),
-                    )
-                    .start()
-                })
+                .or_insert_with(|| Dispatcher::new(self.runtime.clone(), self.keys.clone()).start())
                 .clone()
         })
     }

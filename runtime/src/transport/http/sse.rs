@@ -1,35 +1,34 @@
 //! SSE framing: a request's own stream (notifications, then the final response) and the
 //! long-lived `subscriptions/listen` stream.
 //!
-//! A stream's body owns the request's cancellation guard: when the client goes away actix
-//! drops the body, the guard trips the token, and the dispatcher abandons the handler.
-//! Keep-alive comments flow while nothing else does, so idle proxies keep the stream and a
-//! closed client is noticed at the next write.
+//! A request stream's body owns the request's [`InFlight`] guard: when the client goes away
+//! actix drops the body, and the guard cancels the handler. Keep-alive comments flow while
+//! nothing else does, so idle proxies keep the stream and a closed client is noticed at the
+//! next write.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use actix::MailboxError;
 use actix_web::HttpResponse;
 use bytes::Bytes;
-use futures_util::stream::{self, Stream, StreamExt};
+use futures_util::stream::{self, Stream};
 use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::mpsc::Receiver;
 use tokio::time::{interval_at, Instant, Interval};
-use tokio_util::sync::DropGuard;
 
-use super::endpoint::respond;
+use super::endpoint::frame;
+use super::inflight::InFlight;
 use super::response::{sse_event, SSE_PING};
-use super::{McpService, Metrics};
+use super::McpService;
 use crate::dispatch::{Listen, Reply};
-use crate::handler::OutgoingNotification;
+use crate::handler::{OutgoingNotification, Tenant};
 use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes};
-use crate::protocol::{McpError, RequestId};
-use crate::tenancy::Tenant;
+use crate::protocol::RequestId;
+use crate::tenancy::ListChanged;
 
 pub(crate) type PendingReply = Pin<Box<dyn Future<Output = Result<Reply, MailboxError>>>>;
 
@@ -38,14 +37,14 @@ struct OpenStream(Arc<McpService>);
 
 impl OpenStream {
     fn new(service: Arc<McpService>) -> Self {
-        service.metrics.streams_open.fetch_add(1, Ordering::Relaxed);
+        service.metrics.stream_opened();
         Self(service)
     }
 }
 
 impl Drop for OpenStream {
     fn drop(&mut self) {
-        self.0.metrics.streams_open.fetch_sub(1, Ordering::Relaxed);
+        self.0.metrics.stream_closed();
     }
 }
 
@@ -69,59 +68,47 @@ fn notification_event(n: &OutgoingNotification) -> Bytes {
     sse_event(&notification_bytes(n.method, &n.params))
 }
 
-/// The final event of a request stream, or `None` when the request was cancelled.
+/// The final event of a request stream; `None` when there is nothing to send.
 fn final_event(service: &McpService, id: &RequestId, reply: Reply) -> Option<Bytes> {
+    service.metrics.record_reply(&reply);
     match reply {
-        Reply::Result(r) => {
-            let input_required =
-                r.get("resultType").and_then(|v| v.as_str()) == Some("input_required");
-            Metrics::inc(if input_required {
-                &service.metrics.input_required
-            } else {
-                &service.metrics.complete
-            });
-            Some(sse_event(&result_bytes(id, &serde_json::Value::Object(r))))
-        }
-        Reply::Error(e) => {
-            Metrics::inc(&service.metrics.errors);
-            Some(sse_event(&error_bytes(Some(id), &e)))
-        }
-        Reply::Cancelled | Reply::Listen(_) => {
-            Metrics::inc(&service.metrics.cancelled);
-            None
-        }
+        Reply::Result(r) => Some(sse_event(&result_bytes(id, &serde_json::Value::Object(r)))),
+        Reply::Error(e) => Some(sse_event(&error_bytes(Some(id), &e))),
+        Reply::Cancelled | Reply::Listen(_) => None,
     }
 }
 
-/// Waits for the first of: the reply (then answer JSON, unless notifications were queued)
-/// or a notification (then switch to SSE for the rest of the request).
+/// Waits for the first of: the reply (then answer as JSON, unless notifications were queued
+/// before it) or a notification (then switch to SSE for the rest of the request). An error
+/// that arrives before anything was written keeps its own HTTP status: the queued
+/// notifications are dropped, since the request failed anyway.
 pub(crate) async fn request_stream(
     service: Arc<McpService>,
     tenant: Arc<Tenant>,
     id: RequestId,
     mut reply: PendingReply,
-    mut rx: UnboundedReceiver<OutgoingNotification>,
-    guard: DropGuard,
+    mut rx: Receiver<OutgoingNotification>,
+    in_flight: InFlight,
 ) -> HttpResponse {
-    let unavailable = || Reply::Error(McpError::internal("Internal error: dispatcher unavailable"));
     let mut pending = VecDeque::new();
     tokio::select! {
         biased;
         r = &mut reply => {
-            let r = r.unwrap_or_else(|_| unavailable());
+            let r = r.unwrap_or_else(|_| Reply::unavailable());
             while let Ok(n) = rx.try_recv() {
                 pending.push_back(notification_event(&n));
             }
-            if pending.is_empty() || matches!(r, Reply::Listen(_)) {
-                drop(guard.disarm());
-                return respond(&service, &id, r, &tenant);
+            let keeps_status = matches!(&r, Reply::Error(e) if e.http_status() != 200);
+            if pending.is_empty() || keeps_status || matches!(r, Reply::Listen(_)) {
+                in_flight.finish();
+                return frame(&service, &id, r, &tenant);
             }
+            in_flight.finish();
             pending.extend(final_event(&service, &id, r));
             let open = OpenStream::new(service);
-            return sse_response(stream::iter(pending.into_iter().map(Ok)).chain(stream::once(async move {
-                drop(open);
-                Ok(Bytes::new())
-            })));
+            return sse_response(stream::unfold((pending, open), |(mut pending, open)| async move {
+                pending.pop_front().map(|event| (Ok(event), (pending, open)))
+            }));
         }
         Some(n) = rx.recv() => pending.push_back(notification_event(&n)),
     }
@@ -130,11 +117,11 @@ pub(crate) async fn request_stream(
         service: Arc<McpService>,
         id: RequestId,
         reply: Option<PendingReply>,
-        rx: UnboundedReceiver<OutgoingNotification>,
+        rx: Receiver<OutgoingNotification>,
         rx_open: bool,
         pending: VecDeque<Bytes>,
         ping: Interval,
-        _guard: DropGuard,
+        in_flight: Option<InFlight>,
         _open: OpenStream,
     }
     let state = State {
@@ -146,7 +133,7 @@ pub(crate) async fn request_stream(
         rx,
         rx_open: true,
         pending,
-        _guard: guard,
+        in_flight: Some(in_flight),
     };
     let body = stream::unfold(state, |mut s| async move {
         loop {
@@ -162,10 +149,13 @@ pub(crate) async fn request_stream(
                 },
                 r = reply => {
                     s.reply = None;
+                    if let Some(in_flight) = s.in_flight.take() {
+                        in_flight.finish();
+                    }
                     while let Ok(n) = s.rx.try_recv() {
                         s.pending.push_back(notification_event(&n));
                     }
-                    let r = r.unwrap_or_else(|_| Reply::Error(McpError::internal("Internal error: dispatcher unavailable")));
+                    let r = r.unwrap_or_else(|_| Reply::unavailable());
                     s.pending.extend(final_event(&s.service, &s.id, r));
                 }
                 _ = s.ping.tick() => return Some((Ok(Bytes::from_static(SSE_PING)), s)),
@@ -185,54 +175,69 @@ pub(crate) fn listen_stream(
     struct State {
         listen: Listen,
         tenant: Arc<Tenant>,
-        acknowledged: bool,
+        pending: VecDeque<Bytes>,
         done: bool,
         ping: Interval,
         shutdown: tokio_util::sync::CancellationToken,
         _open: OpenStream,
     }
+    let (method, params) = listen.acknowledgement();
     let state = State {
+        pending: VecDeque::from([sse_event(&notification_bytes(method, &params))]),
         ping: keepalive(service),
         shutdown: service.shutdown.clone(),
         listen,
         tenant,
-        acknowledged: false,
         done: false,
         _open: OpenStream::new(service.clone()),
     };
     let body = stream::unfold(state, |mut s| async move {
-        if !s.acknowledged {
-            s.acknowledged = true;
-            let (method, params) = s.listen.acknowledgement();
-            return Some((Ok(sse_event(&notification_bytes(method, &params))), s));
-        }
         loop {
+            if let Some(event) = s.pending.pop_front() {
+                return Some((Ok(event), s));
+            }
             if s.done {
                 return None;
             }
             tokio::select! {
                 biased;
-                _ = s.shutdown.cancelled() => {
-                    s.done = true;
-                    let closing = s.listen.closing_result(s.tenant.server_info());
-                    let id = s.listen.subscription_id.clone();
-                    return Some((Ok(sse_event(&result_bytes(&id, &serde_json::Value::Object(closing)))), s));
-                }
+                _ = s.shutdown.cancelled() => s.close(),
                 event = s.listen.events.recv() => match event {
-                    Ok(event) => if let Some((method, params)) = s.listen.render(&event) {
-                        return Some((Ok(sse_event(&notification_bytes(method, &params))), s));
-                    },
-                    Err(RecvError::Lagged(missed)) => tracing::warn!(missed, "listen stream lagged behind its tenant's changes"),
-                    Err(RecvError::Closed) => {
-                        s.done = true;
-                        let closing = s.listen.closing_result(s.tenant.server_info());
-                        let id = s.listen.subscription_id.clone();
-                        return Some((Ok(sse_event(&result_bytes(&id, &serde_json::Value::Object(closing)))), s));
+                    Ok(event) => s.push(&event),
+                    // Missed changes are unknown, so announce every list this stream follows:
+                    // a spurious list-changed costs a re-list, a missed one a stale list.
+                    Err(RecvError::Lagged(missed)) => {
+                        tracing::warn!(missed, "listen stream lagged behind its tenant's changes");
+                        for event in [ListChanged::Tools, ListChanged::Prompts, ListChanged::Resources] {
+                            s.push(&event);
+                        }
                     }
+                    Err(RecvError::Closed) => s.close(),
                 },
                 _ = s.ping.tick() => return Some((Ok(Bytes::from_static(SSE_PING)), s)),
             }
         }
     });
+
+    impl State {
+        fn push(&mut self, event: &ListChanged) {
+            if let Some((method, params)) = self.listen.render(event) {
+                self.pending
+                    .push_back(sse_event(&notification_bytes(method, &params)));
+            }
+        }
+
+        /// The closing result, then the end of the stream.
+        fn close(&mut self) {
+            self.done = true;
+            let closing = self.listen.closing_result(self.tenant.server_info());
+            let id = &self.listen.subscription_id;
+            self.pending.push_back(sse_event(&result_bytes(
+                id,
+                &serde_json::Value::Object(closing),
+            )));
+        }
+    }
+
     sse_response(body)
 }
