@@ -1,14 +1,47 @@
 //! Settings: embedded defaults, then the optional `roundtrip.toml` (or `--config`), then
-//! `ROUNDTRIP_*` environment variables, then command-line flags. Nothing else reads the
-//! environment.
+//! `ROUNDTRIP_*` environment variables, then command-line flags. The result is validated
+//! ([`Config::validate`]) before anything uses it, so a bad value stops the binary at start-up
+//! with a message naming its key, instead of panicking a worker later (a zero SSE keep-alive
+//! period panics tokio's interval; zero workers panics actix) or serving a server that refuses
+//! every request (an empty host allow-list).
+//!
+//! The defaults are the runtime's own (`HttpConfig`, `RuntimeConfig`, `SealPolicy`), read from
+//! it rather than repeated, so the binary and the library cannot drift apart. Only the settings
+//! the runtime has no notion of (`listen`, `workers`, `log`, `demo_api_key`) are defined here.
+//!
+//! Settings come from the environment only through this module, with two deliberate
+//! exceptions, both needed before these settings exist:
+//! - `ROUNDTRIP_CONFIG`, read by clap in `cli.rs` as the default of `--config`: it names the
+//!   file to load, so it cannot come from that file.
+//! - `RUST_LOG`, read by the tracing set-up in `main.rs`: the filter every Rust operator
+//!   expects to work, so it wins over the `log` setting.
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use roundtrip_runtime::dispatch::RuntimeConfig;
+use roundtrip_runtime::sealing::SealPolicy;
+use roundtrip_runtime::transport::http::HttpConfig;
 use serde::Deserialize;
 
 use crate::cli::ServeArgs;
+
+/// The longest SSE keep-alive period accepted: beyond an hour every proxy has long since
+/// closed an idle stream, and a far-future first tick would overflow `Instant`.
+pub const MAX_SSE_KEEPALIVE_MS: u64 = 60 * 60 * 1000;
+
+/// The most input-required rounds a flow may be allowed. Each round is a client round trip
+/// and a re-sealed state; a flow that needs more is better split into several calls.
+pub const MAX_ROUNDS_LIMIT: u32 = 64;
+
+/// The smallest `state.max_token_bytes` accepted: a token carrying no state at all is a few
+/// hundred bytes, so a smaller cap would make every input-required result fail to seal.
+pub const MIN_TOKEN_BYTES: usize = 1024;
+
+/// The host names `HostGuard::localhost()` allows; kept here because the guard does not
+/// expose its list (a test checks they agree).
+const LOOPBACK_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 #[derive(Clone, Deserialize)]
 #[serde(default)]
@@ -35,6 +68,7 @@ impl std::fmt::Debug for Config {
                 "demo_api_key",
                 &self.demo_api_key.as_ref().map(|_| "<redacted>"),
             )
+            .field("log", &self.log)
             .field("http", &self.http)
             .field("mcp", &self.mcp)
             .field("state", &self.state)
@@ -92,11 +126,12 @@ impl Default for Config {
 
 impl Default for HttpSettings {
     fn default() -> Self {
+        let runtime = HttpConfig::default();
         Self {
-            max_body_bytes: 1024 * 1024,
-            body_timeout_ms: 10_000,
-            sse_keepalive_ms: 15_000,
-            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
+            max_body_bytes: runtime.max_body_bytes,
+            body_timeout_ms: millis(runtime.body_timeout),
+            sse_keepalive_ms: millis(runtime.sse_keepalive),
+            allowed_hosts: LOOPBACK_HOSTS.map(String::from).to_vec(),
             allowed_origins: Vec::new(),
         }
     }
@@ -104,28 +139,75 @@ impl Default for HttpSettings {
 
 impl Default for McpSettings {
     fn default() -> Self {
+        let runtime = RuntimeConfig::default();
         Self {
-            request_timeout_ms: 60_000,
-            cancel_grace_ms: 1_000,
-            max_rounds: 8,
+            request_timeout_ms: millis(runtime.request_timeout),
+            cancel_grace_ms: millis(runtime.cancel_grace),
+            max_rounds: runtime.max_rounds,
         }
     }
 }
 
 impl Default for StateSettings {
     fn default() -> Self {
+        let policy = SealPolicy::default();
         Self {
-            ttl_secs: 300,
-            clock_skew_secs: 30,
-            max_token_bytes: 64 * 1024,
-            max_state_bytes: 32 * 1024,
+            ttl_secs: policy.ttl.as_secs(),
+            clock_skew_secs: policy.clock_skew.as_secs(),
+            max_token_bytes: policy.max_token_bytes,
+            max_state_bytes: policy.max_state_bytes,
         }
     }
 }
 
+/// A runtime default in the whole milliseconds our settings are written in.
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Why a [`Config`] was refused; each message names the offending key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidConfig {
+    #[error("`{key}` must be greater than 0")]
+    Zero { key: &'static str },
+    #[error("`{key}` is {value}, above the maximum of {max}")]
+    AboveMax {
+        key: &'static str,
+        value: u64,
+        max: u64,
+    },
+    #[error("`{key}` is {value}, below the minimum of {min}")]
+    BelowMin {
+        key: &'static str,
+        value: u64,
+        min: u64,
+    },
+    #[error(
+        "`state.max_state_bytes` ({state}) is larger than `state.max_token_bytes` ({token}): \
+         a state that large could never be sealed"
+    )]
+    StateLargerThanToken { state: usize, token: usize },
+    #[error(
+        "`http.allowed_hosts` is empty, so every request would be refused \
+         (list the server's host names, or \"*\" to allow any)"
+    )]
+    NoAllowedHosts,
+    #[error("`listen` is {0:?}, not `host:port` with a port from 0 to 65535")]
+    Listen(String),
+}
+
 impl Config {
-    /// Defaults, then `path` (or `./roundtrip.toml` if present), then `ROUNDTRIP_*`.
+    /// Defaults, then `path` (or `./roundtrip.toml` if present), then `ROUNDTRIP_*`; validated.
     pub fn load(path: Option<&Path>) -> anyhow::Result<Config> {
+        Self::load_from(path, None)
+    }
+
+    /// [`Config::load`] with the environment given as a map (`None`: the process's own).
+    fn load_from(
+        path: Option<&Path>,
+        environment: Option<config::Map<String, String>>,
+    ) -> anyhow::Result<Config> {
         let mut builder = config::Config::builder();
         match path {
             Some(p) => builder = builder.add_source(config::File::from(p).required(true)),
@@ -140,23 +222,81 @@ impl Config {
             .list_separator(",")
             .with_list_parse_key("http.allowed_hosts")
             .with_list_parse_key("http.allowed_origins")
-            .try_parsing(true);
-        builder
+            .try_parsing(true)
+            .source(environment);
+        let config: Config = builder
             .add_source(env)
             .build()
             .and_then(|c| c.try_deserialize())
-            .context("reading roundtrip.toml and ROUNDTRIP_* variables")
+            .context("reading roundtrip.toml and ROUNDTRIP_* variables")?;
+        config.validate()?;
+        Ok(config)
     }
 
-    /// Applies `serve`'s flags over the loaded settings.
-    pub fn with_serve_args(mut self, args: &ServeArgs) -> Config {
+    /// Applies `serve`'s flags over the loaded settings, and validates the result (the flags
+    /// can set `listen` and `workers`).
+    pub fn with_serve_args(mut self, args: &ServeArgs) -> Result<Config, InvalidConfig> {
         if let Some(listen) = &args.listen {
             self.listen = listen.clone();
         }
         if args.workers.is_some() {
             self.workers = args.workers;
         }
-        self
+        self.validate()?;
+        Ok(self)
+    }
+
+    /// Refuses values that would panic the server, make it refuse every request, or make
+    /// sealing impossible. The first problem found is reported.
+    pub fn validate(&self) -> Result<(), InvalidConfig> {
+        let Some((host, port)) = self.listen.rsplit_once(':') else {
+            return Err(InvalidConfig::Listen(self.listen.clone()));
+        };
+        if host.is_empty() || port.parse::<u16>().is_err() {
+            return Err(InvalidConfig::Listen(self.listen.clone()));
+        }
+        if self.workers == Some(0) {
+            return Err(InvalidConfig::Zero { key: "workers" });
+        }
+
+        let http = &self.http;
+        non_zero("http.max_body_bytes", http.max_body_bytes as u64)?;
+        non_zero("http.body_timeout_ms", http.body_timeout_ms)?;
+        within(
+            "http.sse_keepalive_ms",
+            http.sse_keepalive_ms,
+            MAX_SSE_KEEPALIVE_MS,
+        )?;
+        // A list of blank names (`ROUNDTRIP_HTTP__ALLOWED_HOSTS=` parses as `[""]`) allows
+        // nothing either.
+        if http.allowed_hosts.iter().all(|h| h.trim().is_empty()) {
+            return Err(InvalidConfig::NoAllowedHosts);
+        }
+
+        let mcp = &self.mcp;
+        non_zero("mcp.request_timeout_ms", mcp.request_timeout_ms)?;
+        within(
+            "mcp.max_rounds",
+            u64::from(mcp.max_rounds),
+            u64::from(MAX_ROUNDS_LIMIT),
+        )?;
+
+        let state = &self.state;
+        non_zero("state.ttl_secs", state.ttl_secs)?;
+        if state.max_token_bytes < MIN_TOKEN_BYTES {
+            return Err(InvalidConfig::BelowMin {
+                key: "state.max_token_bytes",
+                value: state.max_token_bytes as u64,
+                min: MIN_TOKEN_BYTES as u64,
+            });
+        }
+        if state.max_state_bytes > state.max_token_bytes {
+            return Err(InvalidConfig::StateLargerThanToken {
+                state: state.max_state_bytes,
+                token: state.max_token_bytes,
+            });
+        }
+        Ok(())
     }
 
     pub fn request_timeout(&self) -> Duration {
@@ -164,9 +304,33 @@ impl Config {
     }
 }
 
+fn non_zero(key: &'static str, value: u64) -> Result<(), InvalidConfig> {
+    if value == 0 {
+        return Err(InvalidConfig::Zero { key });
+    }
+    Ok(())
+}
+
+/// `1..=max`.
+fn within(key: &'static str, value: u64, max: u64) -> Result<(), InvalidConfig> {
+    non_zero(key, value)?;
+    if value > max {
+        return Err(InvalidConfig::AboveMax { key, value, max });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use roundtrip_runtime::transport::http::HostGuard;
+
+    /// The defaults with `tune` applied, validated.
+    fn validated(tune: impl FnOnce(&mut Config)) -> Result<(), InvalidConfig> {
+        let mut c = Config::default();
+        tune(&mut c);
+        c.validate()
+    }
 
     #[test]
     fn defaults_listen_on_loopback_8080() {
@@ -183,5 +347,300 @@ mod tests {
             ..Config::default()
         };
         assert!(!format!("{c:?}").contains("secret-key"));
+    }
+
+    #[test]
+    fn http_defaults_are_the_runtimes() {
+        let ours = HttpSettings::default();
+        let runtime = HttpConfig::default();
+        assert_eq!(ours.max_body_bytes, runtime.max_body_bytes);
+        assert_eq!(
+            Duration::from_millis(ours.body_timeout_ms),
+            runtime.body_timeout
+        );
+        assert_eq!(
+            Duration::from_millis(ours.sse_keepalive_ms),
+            runtime.sse_keepalive
+        );
+        assert_eq!(
+            HostGuard::new(ours.allowed_hosts, ours.allowed_origins),
+            runtime.guard
+        );
+    }
+
+    #[test]
+    fn the_default_allowed_hosts_are_what_the_localhost_guard_allows() {
+        let hosts = HttpSettings::default().allowed_hosts;
+        assert_eq!(HostGuard::new(hosts, Vec::new()), HostGuard::localhost());
+    }
+
+    #[test]
+    fn mcp_defaults_are_the_runtimes() {
+        let ours = McpSettings::default();
+        let runtime = RuntimeConfig::default();
+        assert_eq!(
+            Duration::from_millis(ours.request_timeout_ms),
+            runtime.request_timeout
+        );
+        assert_eq!(
+            Duration::from_millis(ours.cancel_grace_ms),
+            runtime.cancel_grace
+        );
+        assert_eq!(ours.max_rounds, runtime.max_rounds);
+    }
+
+    #[test]
+    fn state_defaults_are_the_runtimes_seal_policy() {
+        let ours = StateSettings::default();
+        let policy = SealPolicy {
+            ttl: Duration::from_secs(ours.ttl_secs),
+            clock_skew: Duration::from_secs(ours.clock_skew_secs),
+            max_token_bytes: ours.max_token_bytes,
+            max_state_bytes: ours.max_state_bytes,
+        };
+        assert_eq!(policy, SealPolicy::default());
+    }
+
+    #[test]
+    fn the_defaults_are_valid() {
+        assert_eq!(Config::default().validate(), Ok(()));
+    }
+
+    #[test]
+    fn port_0_and_a_bracketed_ipv6_host_are_valid_listen_addresses() {
+        for listen in ["127.0.0.1:0", "[::1]:8080", "0.0.0.0:65535", "localhost:80"] {
+            assert_eq!(validated(|c| c.listen = listen.into()), Ok(()), "{listen}");
+        }
+    }
+
+    #[test]
+    fn a_listen_address_without_a_host_and_u16_port_is_refused() {
+        for listen in [
+            "",
+            "127.0.0.1",
+            ":8080",
+            "127.0.0.1:",
+            "127.0.0.1:65536",
+            "host:http",
+        ] {
+            assert_eq!(
+                validated(|c| c.listen = listen.into()),
+                Err(InvalidConfig::Listen(listen.into())),
+                "{listen:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn zero_workers_is_refused_but_unset_means_one_per_cpu() {
+        assert_eq!(
+            validated(|c| c.workers = Some(0)),
+            Err(InvalidConfig::Zero { key: "workers" })
+        );
+        assert_eq!(validated(|c| c.workers = None), Ok(()));
+        assert_eq!(validated(|c| c.workers = Some(1)), Ok(()));
+    }
+
+    #[test]
+    fn a_zero_sse_keepalive_is_refused() {
+        assert_eq!(
+            validated(|c| c.http.sse_keepalive_ms = 0),
+            Err(InvalidConfig::Zero {
+                key: "http.sse_keepalive_ms"
+            })
+        );
+    }
+
+    #[test]
+    fn an_sse_keepalive_above_one_hour_is_refused() {
+        assert_eq!(
+            validated(|c| c.http.sse_keepalive_ms = MAX_SSE_KEEPALIVE_MS),
+            Ok(())
+        );
+        assert_eq!(
+            validated(|c| c.http.sse_keepalive_ms = MAX_SSE_KEEPALIVE_MS + 1),
+            Err(InvalidConfig::AboveMax {
+                key: "http.sse_keepalive_ms",
+                value: MAX_SSE_KEEPALIVE_MS + 1,
+                max: MAX_SSE_KEEPALIVE_MS
+            })
+        );
+    }
+
+    #[test]
+    fn a_zero_body_limit_is_refused() {
+        assert_eq!(
+            validated(|c| c.http.max_body_bytes = 0),
+            Err(InvalidConfig::Zero {
+                key: "http.max_body_bytes"
+            })
+        );
+    }
+
+    #[test]
+    fn a_zero_body_timeout_is_refused() {
+        assert_eq!(
+            validated(|c| c.http.body_timeout_ms = 0),
+            Err(InvalidConfig::Zero {
+                key: "http.body_timeout_ms"
+            })
+        );
+    }
+
+    #[test]
+    fn an_empty_or_blank_host_allow_list_is_refused() {
+        assert_eq!(
+            validated(|c| c.http.allowed_hosts.clear()),
+            Err(InvalidConfig::NoAllowedHosts)
+        );
+        assert_eq!(
+            validated(|c| c.http.allowed_hosts = vec![String::new()]),
+            Err(InvalidConfig::NoAllowedHosts)
+        );
+        assert_eq!(
+            validated(|c| c.http.allowed_hosts = vec!["*".into()]),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_zero_request_timeout_is_refused() {
+        assert_eq!(
+            validated(|c| c.mcp.request_timeout_ms = 0),
+            Err(InvalidConfig::Zero {
+                key: "mcp.request_timeout_ms"
+            })
+        );
+    }
+
+    #[test]
+    fn max_rounds_must_be_between_1_and_64() {
+        assert_eq!(
+            validated(|c| c.mcp.max_rounds = 0),
+            Err(InvalidConfig::Zero {
+                key: "mcp.max_rounds"
+            })
+        );
+        assert_eq!(validated(|c| c.mcp.max_rounds = 1), Ok(()));
+        assert_eq!(validated(|c| c.mcp.max_rounds = 64), Ok(()));
+        assert_eq!(
+            validated(|c| c.mcp.max_rounds = 65),
+            Err(InvalidConfig::AboveMax {
+                key: "mcp.max_rounds",
+                value: 65,
+                max: 64
+            })
+        );
+    }
+
+    #[test]
+    fn a_zero_state_ttl_is_refused() {
+        assert_eq!(
+            validated(|c| c.state.ttl_secs = 0),
+            Err(InvalidConfig::Zero {
+                key: "state.ttl_secs"
+            })
+        );
+    }
+
+    #[test]
+    fn a_token_cap_below_1024_bytes_is_refused() {
+        let tiny = |c: &mut Config| {
+            c.state.max_token_bytes = 1023;
+            c.state.max_state_bytes = 0;
+        };
+        assert_eq!(
+            validated(tiny),
+            Err(InvalidConfig::BelowMin {
+                key: "state.max_token_bytes",
+                value: 1023,
+                min: 1024
+            })
+        );
+        assert_eq!(
+            validated(|c| {
+                c.state.max_token_bytes = 1024;
+                c.state.max_state_bytes = 0;
+            }),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_state_cap_above_the_token_cap_is_refused() {
+        assert_eq!(
+            validated(|c| {
+                c.state.max_token_bytes = 4096;
+                c.state.max_state_bytes = 4097;
+            }),
+            Err(InvalidConfig::StateLargerThanToken {
+                state: 4097,
+                token: 4096
+            })
+        );
+        assert_eq!(
+            validated(|c| {
+                c.state.max_token_bytes = 4096;
+                c.state.max_state_bytes = 4096;
+            }),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn every_refusal_message_names_its_key() {
+        type Tune = fn(&mut Config);
+        let cases: [(&str, Tune); 8] = [
+            ("workers", |c| c.workers = Some(0)),
+            ("listen", |c| c.listen = "nope".into()),
+            ("http.max_body_bytes", |c| c.http.max_body_bytes = 0),
+            ("http.sse_keepalive_ms", |c| {
+                c.http.sse_keepalive_ms = u64::MAX
+            }),
+            ("http.allowed_hosts", |c| c.http.allowed_hosts.clear()),
+            ("mcp.max_rounds", |c| c.mcp.max_rounds = 100),
+            ("state.max_token_bytes", |c| c.state.max_token_bytes = 10),
+            ("state.max_state_bytes", |c| {
+                c.state.max_state_bytes = usize::MAX
+            }),
+        ];
+        for (key, tune) in cases {
+            let message = validated(tune).expect_err(key).to_string();
+            assert!(message.contains(&format!("`{key}`")), "{message}");
+        }
+    }
+
+    #[test]
+    fn serve_flags_are_validated_too() {
+        let args = ServeArgs {
+            listen: None,
+            workers: Some(0),
+        };
+        assert_eq!(
+            Config::default().with_serve_args(&args).err(),
+            Some(InvalidConfig::Zero { key: "workers" })
+        );
+    }
+
+    #[test]
+    fn load_refuses_an_invalid_value_from_the_environment() {
+        // An empty file stands in for roundtrip.toml, and a map for the environment, so the
+        // test reads neither the working directory nor the process's variables.
+        let file =
+            std::env::temp_dir().join(format!("roundtrip-config-{}.toml", std::process::id()));
+        std::fs::write(&file, "[mcp]\nmax_rounds = 4\n").expect("temp file");
+        let env = |k: &str, v: &str| config::Map::from([(k.to_owned(), v.to_owned())]);
+
+        let ok = Config::load_from(Some(&file), Some(env("ROUNDTRIP_STATE__TTL_SECS", "120")));
+        let bad = Config::load_from(
+            Some(&file),
+            Some(env("ROUNDTRIP_HTTP__MAX_BODY_BYTES", "0")),
+        );
+        let _ = std::fs::remove_file(&file);
+
+        let ok = ok.expect("valid settings load");
+        assert_eq!((ok.mcp.max_rounds, ok.state.ttl_secs), (4, 120));
+        let message = format!("{:#}", bad.expect_err("a zero body limit is refused"));
+        assert!(message.contains("`http.max_body_bytes`"), "{message}");
     }
 }

@@ -1,4 +1,5 @@
-//! `roundtrip`: parse the command line, run the command, map failure to an exit code.
+//! `roundtrip`: parse the command line, run the command, map failure to an exit code
+//! (2 for a configuration error, 1 for anything else).
 
 use clap::Parser;
 
@@ -8,7 +9,7 @@ use roundtrip::config::Config;
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    let config = match Config::load(cli.config.as_deref()) {
+    let config = match configure(&cli) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("roundtrip: configuration error: {e:#}");
@@ -17,7 +18,7 @@ fn main() -> std::process::ExitCode {
     };
     init_tracing(&config.log);
     let result = match cli.command {
-        Command::Serve(args) => commands::serve::run(config.with_serve_args(&args)),
+        Command::Serve(_) => commands::serve::run(config),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -28,8 +29,17 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// The file and `ROUNDTRIP_*` settings, then the command's flags over them; validated.
+fn configure(cli: &Cli) -> anyhow::Result<Config> {
+    let config = Config::load(cli.config.as_deref())?;
+    Ok(match &cli.command {
+        Command::Serve(args) => config.with_serve_args(args)?,
+    })
+}
+
 /// Logs go to stderr (stdout belongs to the stdio transport). `RUST_LOG` wins over the
-/// configured filter.
+/// configured filter; it is, with `ROUNDTRIP_CONFIG`, one of the two variables read outside
+/// `config.rs` (see its module doc).
 fn init_tracing(default_filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));

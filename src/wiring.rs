@@ -8,7 +8,7 @@ use std::time::Duration;
 use actix::{Actor, Arbiter};
 use actix_web::{App, HttpServer};
 use anyhow::Context as _;
-use roundtrip_runtime::dispatch::RuntimeConfig;
+use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
 use roundtrip_runtime::sealing::{EnsureTenant, KeyManager, LocalKeyShare, SealPolicy, Snapshot};
 use roundtrip_runtime::tenancy::{Tenant, TenantDirectory};
 use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
@@ -88,6 +88,7 @@ pub async fn start_with(
     registry: Arc<TenantRegistry>,
     generated_demo_key: Option<ApiKey>,
 ) -> anyhow::Result<Running> {
+    config.validate()?;
     let policy = SealPolicy {
         ttl: Duration::from_secs(config.state.ttl_secs),
         clock_skew: Duration::from_secs(config.state.clock_skew_secs),
@@ -133,8 +134,7 @@ pub async fn start_with(
         registry.clone(),
         runtime,
         http_config,
-        Some(key_manager),
-        rings,
+        Some(StateKeys { key_manager, rings }),
     );
 
     let factory_service = service.clone();

@@ -6,7 +6,10 @@
 //! - `notes_summarize`: asks the client's LLM (sampling);
 //! - `workspace://roots`: a resource read that asks for the client's roots.
 //!
-//! The notes live in memory, one store per catalog instance (so per tenant).
+//! The notes live in memory, one store per catalog instance (so per tenant). Anyone holding
+//! the tenant's key can write them, so the store is capped ([`MAX_NOTES`], [`MAX_NOTE_BYTES`],
+//! [`MAX_NOTE_NAME_CHARS`]); a write over a cap is a tool error the model can read and act on,
+//! not a protocol error.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -62,14 +65,54 @@ fn greet(ctx: &Context) -> ToolOutcome {
     }
 }
 
+/// The most notes one tenant may keep.
+pub const MAX_NOTES: usize = 100;
+/// The longest note text, in bytes (16 KiB).
+pub const MAX_NOTE_BYTES: usize = 16 * 1024;
+/// The longest note name, in characters.
+pub const MAX_NOTE_NAME_CHARS: usize = 128;
+
 /// A tenant's notes.
 #[derive(Clone, Default)]
 struct Notes(Arc<Mutex<BTreeMap<String, String>>>);
+
+/// Why `notes_write` refused a note: the message is the tool's error text.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum WriteRefused {
+    #[error("Note names are limited to {MAX_NOTE_NAME_CHARS} characters; this one has {0}.")]
+    NameTooLong(usize),
+    #[error("Notes are limited to {MAX_NOTE_BYTES} bytes of text; this one has {0}.")]
+    TextTooLong(usize),
+    #[error(
+        "This tenant already keeps {MAX_NOTES} notes, the most allowed: \
+         delete one, or replace an existing note."
+    )]
+    TooManyNotes,
+}
 
 impl Notes {
     fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<String, String>) -> T) -> T {
         let mut guard = self.0.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut guard)
+    }
+
+    /// Creates or replaces `name`, within the caps. Replacing a note never counts against
+    /// [`MAX_NOTES`]; the count is checked under the same lock as the insert.
+    fn write(&self, name: &str, text: &str) -> Result<(), WriteRefused> {
+        let name_chars = name.chars().count();
+        if name_chars > MAX_NOTE_NAME_CHARS {
+            return Err(WriteRefused::NameTooLong(name_chars));
+        }
+        if text.len() > MAX_NOTE_BYTES {
+            return Err(WriteRefused::TextTooLong(text.len()));
+        }
+        self.with(|n| {
+            if n.len() >= MAX_NOTES && !n.contains_key(name) {
+                return Err(WriteRefused::TooManyNotes);
+            }
+            n.insert(name.to_owned(), text.to_owned());
+            Ok(())
+        })
     }
 }
 
@@ -80,15 +123,23 @@ impl Tool for NotesWrite {
     fn descriptor(&self) -> ToolDescriptor {
         ToolDescriptor::new(
             "notes_write",
-            "Creates or replaces a note.",
+            format!(
+                "Creates or replaces a note (at most {MAX_NOTES} notes, {} KiB of text each, \
+                 names up to {MAX_NOTE_NAME_CHARS} characters).",
+                MAX_NOTE_BYTES / 1024
+            ),
             json!({"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"}}, "required": ["name", "text"]}),
         )
     }
 
     async fn call(&self, _ctx: Context, args: Arguments) -> ToolOutcome {
         let (name, text) = (args.str("name")?, args.str("text")?);
-        self.0.with(|n| n.insert(name.to_owned(), text.to_owned()));
-        CallToolResult::text(format!("Saved note '{name}' ({} bytes).", text.len())).into()
+        match self.0.write(name, text) {
+            Ok(()) => {
+                CallToolResult::text(format!("Saved note '{name}' ({} bytes).", text.len())).into()
+            }
+            Err(refused) => CallToolResult::error(refused.to_string()).into(),
+        }
     }
 }
 
@@ -332,6 +383,95 @@ mod tests {
             "the round-1 answer is carried forward"
         );
         assert!(!notes.with(|n| n.contains_key("a")));
+    }
+
+    /// Calls a `notes_write` tool and returns its (complete) result.
+    async fn call_write(tool: &dyn Tool, name: &str, text: &str) -> CallToolResult {
+        let outcome = tool
+            .call(
+                Context::builder(tenant()).build(),
+                args(json!({"name": name, "text": text})),
+            )
+            .await
+            .expect("notes_write never fails at the protocol level");
+        let Outcome::Complete(result) = outcome else {
+            panic!("notes_write never asks for input")
+        };
+        result
+    }
+
+    async fn write(notes: &Notes, name: &str, text: &str) -> CallToolResult {
+        call_write(&NotesWrite(notes.clone()), name, text).await
+    }
+
+    fn text_of(result: &CallToolResult) -> String {
+        format!("{:?}", result.content)
+    }
+
+    #[actix_rt::test]
+    async fn notes_write_saves_a_note_at_exactly_the_caps() {
+        let notes = Notes::default();
+        let name = "n".repeat(MAX_NOTE_NAME_CHARS);
+        let text = "t".repeat(MAX_NOTE_BYTES);
+        let result = write(&notes, &name, &text).await;
+        assert!(!result.is_error, "{}", text_of(&result));
+        assert_eq!(
+            notes.with(|n| n.get(&name).map(String::len)),
+            Some(MAX_NOTE_BYTES)
+        );
+    }
+
+    #[actix_rt::test]
+    async fn notes_write_refuses_a_name_over_128_characters_as_a_tool_error() {
+        let notes = Notes::default();
+        // Counted in characters, not bytes: 128 two-byte characters fit.
+        assert!(
+            !write(&notes, &"é".repeat(MAX_NOTE_NAME_CHARS), "x")
+                .await
+                .is_error
+        );
+        let result = write(&notes, &"n".repeat(MAX_NOTE_NAME_CHARS + 1), "x").await;
+        assert!(result.is_error);
+        assert!(text_of(&result).contains("Note names are limited to 128 characters"));
+        assert_eq!(notes.with(|n| n.len()), 1, "the long name was not saved");
+    }
+
+    #[actix_rt::test]
+    async fn notes_write_refuses_text_over_16_kib_as_a_tool_error() {
+        let notes = Notes::default();
+        let result = write(&notes, "big", &"t".repeat(MAX_NOTE_BYTES + 1)).await;
+        assert!(result.is_error);
+        assert!(text_of(&result).contains("limited to 16384 bytes"));
+        assert!(notes.with(|n| n.is_empty()));
+    }
+
+    #[actix_rt::test]
+    async fn notes_write_refuses_a_101st_note_but_still_replaces_existing_ones() {
+        let notes = Notes::default();
+        for i in 0..MAX_NOTES {
+            assert_eq!(notes.write(&format!("note-{i}"), "x"), Ok(()));
+        }
+        let result = write(&notes, "one-too-many", "x").await;
+        assert!(result.is_error);
+        assert!(text_of(&result).contains("already keeps 100 notes"));
+        assert!(!write(&notes, "note-0", "replaced").await.is_error);
+        assert_eq!(notes.with(|n| n.len()), MAX_NOTES);
+        assert_eq!(
+            notes.with(|n| n.get("note-0").cloned()).as_deref(),
+            Some("replaced")
+        );
+    }
+
+    #[actix_rt::test]
+    async fn each_catalog_instance_has_its_own_note_cap() {
+        let (a, b) = (catalog(), catalog());
+        let write_a = a.tool("notes_write").expect("listed").0.as_ref();
+        let write_b = b.tool("notes_write").expect("listed").0.as_ref();
+        for i in 0..MAX_NOTES {
+            assert!(!call_write(write_a, &i.to_string(), "x").await.is_error);
+        }
+        assert!(call_write(write_a, "more", "x").await.is_error);
+        assert!(!call_write(write_b, "more", "x").await.is_error);
     }
 
     #[actix_rt::test]

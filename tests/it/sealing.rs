@@ -245,7 +245,11 @@ async fn a_state_naming_an_unknown_key_is_rejected() {
 
 #[actix_web::test]
 async fn a_state_longer_than_max_token_bytes_is_rejected() {
-    let server = Server::start_with(|c| c.state.max_token_bytes = 4096).await;
+    let server = Server::start_with(|c| {
+        c.state.max_token_bytes = 4096;
+        c.state.max_state_bytes = 2048;
+    })
+    .await;
     let (first, state) = first_round(&server, LAB, json!({})).await;
     let oversize = format!("{state}{}", "A".repeat(4097 - state.len()));
     assert_eq!(oversize.len(), 4097);
