@@ -9,7 +9,9 @@ use actix::{Actor, Arbiter};
 use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
-use roundtrip_runtime::sealing::{EnsureTenant, KeyManager, LocalKeyShare, SealPolicy, Snapshot};
+use roundtrip_runtime::sealing::{
+    EnsureTenant, KeyManager, LocalKeyShare, SealPolicy, SetTenantGrace, Snapshot,
+};
 use roundtrip_runtime::tenancy::{Tenant, TenantDirectory};
 use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
 use roundtrip_tenants::{ApiKey, ApiKeyRecord, AuthMode, Slug, TenantRegistry, TenantSpec};
@@ -103,6 +105,17 @@ pub async fn start_with(
         KeyManager::new(km_policy, Box::new(LocalKeyShare::new()))
     });
     for slug in registry.slugs() {
+        // A tenant that keeps states longer keeps a rotated key verifiable as long.
+        if let Some(ttl) = registry.tenant(&slug).and_then(|t| t.settings().state_ttl) {
+            let grace = ttl + policy.clock_skew;
+            key_manager
+                .send(SetTenantGrace {
+                    tenant: slug.clone(),
+                    grace,
+                })
+                .await
+                .context("setting key grace")?;
+        }
         key_manager
             .send(EnsureTenant { tenant: slug })
             .await

@@ -67,7 +67,21 @@ impl ApiKeyRecord {
 
     /// Constant-time check of a presented secret.
     pub fn verify(&self, presented: &str) -> bool {
-        self.hash.ct_eq(&hash(presented)).into()
+        self.matches(&PresentedKey::new(presented))
+    }
+
+    /// Constant-time check of a secret hashed once for several records.
+    pub fn matches(&self, presented: &PresentedKey) -> bool {
+        self.hash.ct_eq(&presented.0).into()
+    }
+}
+
+/// A presented secret, hashed once: what the records are compared against.
+pub struct PresentedKey([u8; 32]);
+
+impl PresentedKey {
+    pub fn new(secret: &str) -> Self {
+        Self(hash(secret))
     }
 }
 

@@ -9,7 +9,7 @@ mod error;
 mod model;
 mod registry;
 
-pub use api_key::{ApiKey, ApiKeyRecord};
+pub use api_key::{ApiKey, ApiKeyRecord, PresentedKey};
 pub use error::TenantError;
 pub use model::{AuthMode, Slug, TenantSpec};
 pub use registry::TenantRegistry;

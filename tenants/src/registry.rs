@@ -1,20 +1,21 @@
 //! The in-memory tenant registry: resolves slugs to runtime tenants and authenticates their
-//! callers. Lookups are a hash-map read; nothing on the request path allocates or locks
-//! beyond a read lock.
+//! callers. Lookups are a hash-map read under a read lock; a presented key is hashed once
+//! and compared, in constant time, with every key of the tenant.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
 use roundtrip_runtime::tenancy::{AuthError, Authenticator, Principal, Tenant, TenantDirectory};
 
-use crate::api_key::ApiKeyRecord;
+use crate::api_key::{ApiKeyRecord, PresentedKey};
 use crate::error::TenantError;
 use crate::model::{AuthMode, TenantSpec};
 
 struct Entry {
     spec: TenantSpec,
     tenant: Arc<Tenant>,
-    keys: Vec<ApiKeyRecord>,
+    /// Each key with the principal it authenticates, built once.
+    keys: Vec<(ApiKeyRecord, Principal)>,
 }
 
 #[derive(Default)]
@@ -57,15 +58,12 @@ impl TenantRegistry {
     pub fn add_key(&self, slug: &str, key: ApiKeyRecord) -> bool {
         match self.write().get_mut(slug) {
             Some(entry) => {
-                entry.keys.push(key);
+                let principal = Principal::new(format!("key:{}", key.id));
+                entry.keys.push((key, principal));
                 true
             }
             None => false,
         }
-    }
-
-    pub fn spec(&self, slug: &str) -> Option<TenantSpec> {
-        self.read().get(slug).map(|e| e.spec.clone())
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<String, Entry>> {
@@ -96,16 +94,16 @@ impl Authenticator for TenantRegistry {
         match entry.spec.auth {
             AuthMode::Anonymous => Ok(Principal::anonymous()),
             AuthMode::ApiKey => {
-                let presented = bearer.ok_or(AuthError::Missing)?;
+                let presented = PresentedKey::new(bearer.ok_or(AuthError::Missing)?);
                 // Every key is checked, so the time taken does not tell which one matched.
-                let matched =
-                    entry.keys.iter().fold(
-                        None,
-                        |found, k| if k.verify(presented) { Some(k) } else { found },
-                    );
-                matched
-                    .map(|k| Principal::new(format!("key:{}", k.id)))
-                    .ok_or(AuthError::Invalid)
+                let matched = entry.keys.iter().fold(None, |found, (key, principal)| {
+                    if key.matches(&presented) {
+                        Some(principal)
+                    } else {
+                        found
+                    }
+                });
+                matched.cloned().ok_or(AuthError::Invalid)
             }
         }
     }

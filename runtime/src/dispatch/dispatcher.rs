@@ -1,5 +1,5 @@
-//! The Dispatcher actor: one per HTTP worker thread (or stdio session), never one mailbox
-//! shared by every request.
+//! The Dispatcher actor: one per HTTP worker thread, never one mailbox shared by every
+//! request.
 //!
 //! It owns the worker's snapshot of the key rings, which the KeyManager pushes to it, so no
 //! request waits on another thread. Each request is handled as a `ResponseFuture`: the

@@ -12,7 +12,7 @@ use actix::Addr;
 
 use crate::handler::Tenant;
 use crate::protocol::McpError;
-use crate::sealing::{self, Binding, KeyManager, KeyRing, SealPolicy};
+use crate::sealing::{self, Binding, KeyManager, KeyRing, Rotate, SealPolicy};
 
 /// How this request's state is protected.
 #[derive(Debug, Clone)]
@@ -83,13 +83,26 @@ impl Protection {
     ) -> Result<Option<String>, McpError> {
         match self {
             Protection::PassThrough => Ok(state.map(str::to_owned)),
-            Protection::Sealed { policy, ring, .. } => {
-                sealing::seal(ring, policy, binding, round, state, SystemTime::now())
-                    .map(Some)
+            Protection::Sealed {
+                policy,
+                ring,
+                key_manager,
+            } => {
+                let sealed = sealing::seal(ring, policy, binding, round, state, SystemTime::now())
                     .map_err(|e| {
                         tracing::error!(error = %e, "could not seal requestState");
                         McpError::internal("Internal error: request state could not be sealed")
-                    })
+                    })?;
+                if ring.needs_rotation() {
+                    // Random nonces are safe for a bounded number of seals per key. Workers
+                    // that see the limit ask at once; `if_kid` makes the extra asks no-ops.
+                    key_manager.do_send(Rotate {
+                        tenant: binding.tenant.to_owned(),
+                        if_kid: Some(ring.active().kid().to_owned()),
+                        grace: None,
+                    });
+                }
+                Ok(Some(sealed))
             }
         }
     }

@@ -1,7 +1,7 @@
 //! A catalog: the tools, prompts, resources, templates and custom methods a tenant exposes.
 //!
-//! Built once and then read-only; list results are serialised at build time, since lists are
-//! read far more often than catalogs change. Order is insertion order, so `tools/list` is
+//! Built once and then read-only; list results are built once, at build time, since lists
+//! are read far more often than catalogs change. Order is insertion order, so `tools/list` is
 //! deterministic.
 
 use std::collections::{BTreeMap, HashMap};

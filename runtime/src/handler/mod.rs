@@ -2,9 +2,8 @@
 //!
 //! Handlers are pure functions of (arguments, input responses, request state, tenant): they
 //! never see HTTP, actors or sealing. A handler that needs input from the user returns
-//! [`InputRequired`]; the runtime gates, seals, stamps and (on legacy sessions) drives the
-//! client for it, and the handler runs again from the start with the answers in its
-//! [`Context`].
+//! [`InputRequired`]; the runtime gates, seals and stamps it, the client answers and retries,
+//! and the handler runs again from the start with the answers in its [`Context`].
 //!
 //! ```
 //! use roundtrip_runtime::handler::{Arguments, Context, InputRequired, ToolOutcome};

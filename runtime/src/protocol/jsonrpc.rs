@@ -160,15 +160,6 @@ struct NotificationMessage<'a> {
     params: &'a Value,
 }
 
-#[derive(Serialize)]
-struct RequestMessage<'a> {
-    jsonrpc: &'static str,
-    id: &'a RequestId,
-    method: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    params: Option<&'a Value>,
-}
-
 /// Serialises a success response.
 pub fn result_bytes(id: &RequestId, result: &Value) -> Vec<u8> {
     serde_json::to_vec(&ResultMessage {
@@ -193,17 +184,6 @@ pub fn error_bytes(id: Option<&RequestId>, error: &McpError) -> Vec<u8> {
 pub fn notification_bytes(method: &str, params: &Value) -> Vec<u8> {
     serde_json::to_vec(&NotificationMessage {
         jsonrpc: "2.0",
-        method,
-        params,
-    })
-    .unwrap_or_default()
-}
-
-/// Serialises a request (legacy server-to-client requests only).
-pub fn request_bytes(id: &RequestId, method: &str, params: Option<&Value>) -> Vec<u8> {
-    serde_json::to_vec(&RequestMessage {
-        jsonrpc: "2.0",
-        id,
         method,
         params,
     })

@@ -8,6 +8,7 @@ use super::content::Content;
 /// The discriminator every modern result carries. Open: extensions add values, and a value
 /// we do not know is kept as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ResultType {
     Complete,
     InputRequired,

@@ -1,5 +1,5 @@
-//! AES-256-GCM token codec: bytes in, `v1.<kid>.<blob>` out, and back. Pure; no clock, no
-//! policy.
+//! AES-256-GCM token codec: bytes in, `v1.<kid>.<blob>` out, and back. No policy, and no
+//! clock beyond stamping a new key's creation time; the only state is each key's seal count.
 //!
 //! Token format: `v1.<kid>.<base64url-no-pad(nonce(12) || ciphertext || tag(16))>`.
 //! - `v1` is the format version, and it is authenticated: the caller puts it, with the kid,
@@ -7,14 +7,29 @@
 //! - `kid` picks the key from the tenant's ring in O(1), which is what lets keys rotate while
 //!   tokens sealed under the previous key are still in flight.
 //! - The nonce is 96 random bits per seal. With random nonces GCM stays safe up to about 2^32
-//!   seals per key, which rotation keeps us far below.
+//!   seals per key (NIST SP 800-38D, §8.3): past that a nonce collision becomes likely
+//!   enough to matter, and one collision leaks the GHASH key, which lets an attacker forge
+//!   tokens with any binding. So every [`StateKey`] counts its seals ([`StateKey::seals`]),
+//!   and a key is rotated out of sealing after [`ROTATE_AFTER_SEALS`] (2^30) of them, or
+//!   once it is older than the `KeyManager`'s `rotate_every` (6 h by default), whichever
+//!   comes first (see `key_manager`). The count is per process and starts at 0 whenever a
+//!   key is loaded; if several processes seal with one shared key, each counts its own
+//!   seals, so the limit keeps up to four such processes within 2^32 together, and the age
+//!   limit bounds the rest.
 //!
 //! The token is attacker-controlled on the way back in, so parsing is strict: only canonical
 //! unpadded base64url is accepted (no `=`, no `+` or `/`, no stray trailing bits), so each
 //! blob has exactly one spelling. AES-GCM checks the tag in constant time; nothing here
 //! compares secrets by hand.
+//!
+//! Key bytes are wiped from memory when a key is dropped: the copy kept for sharing is
+//! [`Zeroizing`], and aes-gcm's `zeroize` feature wipes the GHASH key it derives while
+//! building the cipher. The AES round keys inside the cipher are wiped on drop only once the
+//! `aes` crate's own `zeroize` feature is enabled, which aes-gcm's feature does not do.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
 
 use aes_gcm::aead::{Aead, AeadInPlace, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Key, Nonce};
@@ -22,7 +37,9 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use rand::rngs::OsRng;
 use rand::RngCore;
+use zeroize::{Zeroize, Zeroizing};
 
+use super::claims::unix_secs;
 use super::error::OpenError;
 
 /// The token format version, as it appears at the start of every token.
@@ -32,38 +49,74 @@ const NONCE_LEN: usize = 12;
 const TAG_LEN: usize = 16;
 const KID_RANDOM_BYTES: usize = 8;
 
-/// One AES-256-GCM key and its id. The cipher is built once, here, never per request.
+/// How many seals a key may make (in one process) before it must be rotated: 2^30, a
+/// quarter of the 2^32 random-nonce bound of AES-GCM. See [`KeyRing::needs_rotation`].
 ///
-/// `Debug` prints the kid only; the key bytes never reach a log.
+/// [`KeyRing::needs_rotation`]: super::KeyRing::needs_rotation
+pub const ROTATE_AFTER_SEALS: u64 = 1 << 30;
+
+/// One AES-256-GCM key, its id, when it was made, and how many seals it has made here. The
+/// cipher is built once, here, never per request.
+///
+/// Shared by `Arc` between every worker's ring snapshot, so the seal count is atomic.
+/// `Debug` prints the kid, creation time and seal count; the key bytes never reach a log, and
+/// this copy of them is wiped when the key is dropped.
 pub struct StateKey {
     kid: String,
     cipher: Aes256Gcm,
-    secret: [u8; 32],
+    secret: Zeroizing<[u8; 32]>,
+    /// Unix seconds.
+    created_at: u64,
+    seals: AtomicU64,
 }
 
 impl StateKey {
     /// A fresh random key from the OS RNG, with a random 11-character kid (8 bytes,
-    /// base64url without padding).
+    /// base64url without padding), created now.
     pub fn generate() -> StateKey {
-        let mut secret = [0u8; 32];
-        OsRng.fill_bytes(&mut secret);
+        let mut secret = Zeroizing::new([0u8; 32]);
+        OsRng.fill_bytes(secret.as_mut());
         let mut kid = [0u8; KID_RANDOM_BYTES];
         OsRng.fill_bytes(&mut kid);
-        StateKey::from_bytes(URL_SAFE_NO_PAD.encode(kid), secret)
+        StateKey::from_secret(URL_SAFE_NO_PAD.encode(kid), secret)
     }
 
-    /// A key from stored bytes, e.g. loaded from a `KeyShare`.
+    /// A key from stored bytes, e.g. loaded from a `KeyShare`, **stamped as created now**
+    /// with a seal count of 0.
+    ///
+    /// A backend that stores keys should also store [`StateKey::created_at`] and restore it
+    /// with [`StateKey::with_created_at`]; otherwise every reload makes the key look new, and
+    /// a process that restarts more often than the `KeyManager`'s `rotate_every` never
+    /// rotates it by age.
     ///
     /// `kid` must be non-empty and in the base64url alphabet, as [`StateKey::generate`] makes
     /// it: a token sealed under any other kid never parses back (it fails as `Malformed`).
     /// A backend loading kids from outside should check them.
-    pub fn from_bytes(kid: String, bytes: [u8; 32]) -> StateKey {
-        let cipher = Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&bytes));
+    ///
+    /// This function wipes its own copy of `bytes`; the caller should wipe theirs.
+    pub fn from_bytes(kid: String, mut bytes: [u8; 32]) -> StateKey {
+        let key = StateKey::from_secret(kid, Zeroizing::new(bytes));
+        bytes.zeroize();
+        key
+    }
+
+    fn from_secret(kid: String, secret: Zeroizing<[u8; 32]>) -> StateKey {
+        let cipher = Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(secret.as_ref()));
         StateKey {
             kid,
             cipher,
-            secret: bytes,
+            secret,
+            created_at: unix_secs(SystemTime::now()),
+            seals: AtomicU64::new(0),
         }
+    }
+
+    /// The same key, stamped as created at `created_at` (unix seconds) instead: for a backend
+    /// restoring a stored key, and for the `KeyManager`, which stamps keys with its own clock.
+    #[must_use]
+    pub fn with_created_at(mut self, created_at: u64) -> StateKey {
+        self.created_at = created_at;
+        self
     }
 
     /// The key id written into every token sealed under this key.
@@ -71,10 +124,26 @@ impl StateKey {
         &self.kid
     }
 
+    /// When this key was made (or stamped, see [`StateKey::from_bytes`]), in unix seconds.
+    pub fn created_at(&self) -> u64 {
+        self.created_at
+    }
+
+    /// How many tokens this process has sealed under this key since it was made or loaded.
+    pub fn seals(&self) -> u64 {
+        self.seals.load(Ordering::Relaxed)
+    }
+
     /// The raw key bytes. **Only** for sharing the key with other processes or wrapping it
     /// under a master key at rest; sealing and opening never need them.
     pub fn secret_bytes(&self) -> &[u8; 32] {
         &self.secret
+    }
+
+    /// Pretends `n` more seals happened, so tests can reach [`ROTATE_AFTER_SEALS`].
+    #[cfg(test)]
+    pub(crate) fn add_seals_for_test(&self, n: u64) {
+        self.seals.fetch_add(n, Ordering::Relaxed);
     }
 }
 
@@ -82,6 +151,8 @@ impl fmt::Debug for StateKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StateKey")
             .field("kid", &self.kid)
+            .field("created_at", &self.created_at)
+            .field("seals", &self.seals())
             .finish_non_exhaustive()
     }
 }
@@ -104,12 +175,15 @@ pub(crate) fn token_len(kid_len: usize, plaintext_len: usize) -> usize {
 
 /// Encrypts `plaintext` under `key` with a fresh random nonce, authenticating `aad`.
 ///
-/// Fails only if AES-GCM refuses the plaintext (over 64 GiB).
+/// Counts the seal on the key first, so every nonce drawn is counted, even if AES-GCM then
+/// fails. Fails only if AES-GCM refuses the plaintext (over 64 GiB).
 pub(crate) fn seal_bytes(
     key: &StateKey,
     aad: &[u8],
     plaintext: &[u8],
 ) -> Result<String, aes_gcm::Error> {
+    // Relaxed: the count only has to be exact in total, not ordered with anything else.
+    key.seals.fetch_add(1, Ordering::Relaxed);
     let mut nonce = [0u8; NONCE_LEN];
     OsRng.fill_bytes(&mut nonce);
 
@@ -218,7 +292,8 @@ mod tests {
 
     #[test]
     fn debug_shows_the_kid_but_never_the_key_bytes() {
-        let k = key();
+        // Created at 0, so no digit of the time can look like a key byte.
+        let k = key().with_created_at(0);
         let shown = format!("{k:?}");
         assert!(shown.contains("test-kid"));
         assert!(!shown.contains("secret"));
@@ -228,6 +303,56 @@ mod tests {
     #[test]
     fn from_bytes_keeps_the_secret_for_sharing() {
         assert_eq!(key().secret_bytes(), &[7u8; 32]);
+    }
+
+    #[test]
+    fn the_secret_is_held_in_a_buffer_that_is_wiped_on_drop() {
+        // Reading freed memory would need `unsafe`, which the crate forbids; the type is what
+        // guarantees the wipe, so the test pins the type.
+        fn wiped_on_drop<T: zeroize::ZeroizeOnDrop>(_: &T) {}
+        wiped_on_drop(&key().secret);
+    }
+
+    #[test]
+    fn every_seal_is_counted_on_its_key_and_opens_are_not() {
+        let k = key();
+        assert_eq!(k.seals(), 0);
+        let token = seal_bytes(&k, b"", b"x").unwrap();
+        seal_bytes(&k, b"", b"y").unwrap();
+        let (_, blob) = split_token(&token).unwrap();
+        open_bytes(&k, b"", &blob).unwrap();
+        assert_eq!(k.seals(), 2);
+    }
+
+    #[test]
+    fn seals_from_many_threads_all_count_on_the_shared_key() {
+        let k = std::sync::Arc::new(key());
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let k = std::sync::Arc::clone(&k);
+                std::thread::spawn(move || {
+                    for _ in 0..250 {
+                        seal_bytes(&k, b"", b"x").unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(k.seals(), 1_000);
+    }
+
+    #[test]
+    fn new_keys_are_stamped_now_and_a_stored_time_can_be_restored() {
+        let before = unix_secs(SystemTime::now());
+        let generated = StateKey::generate();
+        let loaded = key();
+        let after = unix_secs(SystemTime::now());
+        for k in [&generated, &loaded] {
+            assert!((before..=after).contains(&k.created_at()), "{k:?}");
+        }
+        assert_eq!(key().with_created_at(1_000).created_at(), 1_000);
     }
 
     #[test]

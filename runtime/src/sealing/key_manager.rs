@@ -11,10 +11,33 @@
 //! (load, rotate, prune, store, broadcast) never interleaves with another message. Changes go
 //! through the [`KeyShare`] so other processes see the same keys.
 //!
-//! Rotation keeps the previous key as verify-only for `ttl + clock_skew`: every state sealed
-//! under it before the rotation still opens until it would have expired anyway. A timer
-//! prunes retired keys every [`PRUNE_EVERY`].
+//! **Rotation is automatic**, because AES-GCM with random nonces is only safe for about 2^32
+//! seals per key and clients can make us seal as often as they like:
+//! - by use: a worker that sees [`KeyRing::needs_rotation`] after sealing (the active key
+//!   made [`ROTATE_AFTER_SEALS`](super::ROTATE_AFTER_SEALS) seals) `do_send`s a [`Rotate`]
+//!   with `if_kid` set, and does not wait for it. `if_kid` makes the request idempotent: when
+//!   many workers ask at once, the first rotates and the rest find the kid already gone and
+//!   change nothing;
+//! - by age: a timer every [`KeyManagerConfig::tick_every`] rotates every tenant whose active
+//!   key is older than [`KeyManagerConfig::rotate_every`] (6 h by default), and, as a
+//!   backstop for a lost request, every tenant whose key is used up. The same tick prunes
+//!   retired keys.
+//!
+//! Either way the new ring reaches the workers by the usual push; nothing on the request path
+//! waits for a rotation. Until the push arrives a worker keeps sealing with the old key, one
+//! reason the seal limit sits well below the 2^32 bound.
+//!
+//! Rotation keeps the previous key as verify-only for a grace period, so every state sealed
+//! under it before the rotation still opens until it would have expired anyway. The grace is
+//! the policy's `ttl + clock_skew`, unless the tenant has its own (a tenant with a longer
+//! state TTL needs a longer grace): the wiring registers those at start-up with
+//! [`SetTenantGrace`], and a [`Rotate`] may pass one.
+//!
+//! Seal counts are per process (see `codec`), and this manager reads the [`KeyShare`] only
+//! when it first meets a tenant and when it rotates: with a shared backend a process learns of
+//! another process's rotation only at its own next rotation of that tenant.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
@@ -27,8 +50,41 @@ use super::keyring::{KeyRing, KeyRings};
 use super::policy::SealPolicy;
 use super::share::KeyShare;
 
-/// How often retired verify-only keys are pruned.
-pub const PRUNE_EVERY: Duration = Duration::from_secs(60);
+/// How often, by default, the `KeyManager` rotates keys that are too old or too used and
+/// prunes retired ones ([`KeyManagerConfig::tick_every`]).
+pub const TICK_EVERY: Duration = Duration::from_secs(60);
+
+/// The default tick under its first name, from when the tick only pruned.
+pub const PRUNE_EVERY: Duration = TICK_EVERY;
+
+/// How old, by default, a tenant's active key may get before it is replaced
+/// ([`KeyManagerConfig::rotate_every`]).
+pub const ROTATE_EVERY: Duration = Duration::from_secs(6 * 60 * 60);
+
+/// How a [`KeyManager`] rotates keys, beyond what its [`SealPolicy`] says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyManagerConfig {
+    /// Rotate a tenant's active key once it is this old. Default [`ROTATE_EVERY`] (6 h).
+    /// Checked on the tick, so a key lives up to `tick_every` longer. Keep it well above the
+    /// grace: every rotation leaves the old key verifying for the grace, so a ring holds about
+    /// `grace / rotate_every + 1` keys.
+    pub rotate_every: Duration,
+    /// How often the manager checks keys for rotation and prunes retired ones. Default
+    /// [`TICK_EVERY`] (60 s); anything under 10 ms counts as 10 ms.
+    pub tick_every: Duration,
+}
+
+/// The shortest tick: a zero interval would spin the manager's thread.
+const MIN_TICK: Duration = Duration::from_millis(10);
+
+impl Default for KeyManagerConfig {
+    fn default() -> Self {
+        KeyManagerConfig {
+            rotate_every: ROTATE_EVERY,
+            tick_every: TICK_EVERY,
+        }
+    }
+}
 
 /// Owns the key rings of every tenant and tells subscribers when they change.
 ///
@@ -36,21 +92,37 @@ pub const PRUNE_EVERY: Duration = Duration::from_secs(60);
 /// `KeyManager::start_in_arbiter(&arbiter.handle(), move |_| KeyManager::new(policy, share))`.
 pub struct KeyManager {
     policy: SealPolicy,
+    config: KeyManagerConfig,
     share: Box<dyn KeyShare>,
     /// Copy-on-write: changed with `Arc::make_mut`, so handing out a snapshot is free and a
     /// change copies the map (of `Arc`s) only while an older snapshot is still held.
     rings: KeyRings,
+    /// Tenants whose rotated-out keys must verify longer (or shorter) than the policy's
+    /// `ttl + clock_skew`, set by [`SetTenantGrace`].
+    tenant_grace: HashMap<String, Duration>,
     subscribers: Vec<Recipient<KeyRingsChanged>>,
 }
 
 impl KeyManager {
-    /// A manager with no rings yet. `policy` sets how long a rotated-out key keeps verifying
-    /// (`ttl + clock_skew`); `share` is where rings are loaded from and stored to.
+    /// A manager with no rings yet and the default [`KeyManagerConfig`]. `policy` sets how
+    /// long a rotated-out key keeps verifying (`ttl + clock_skew`) unless the tenant has its
+    /// own grace; `share` is where rings are loaded from and stored to.
     pub fn new(policy: SealPolicy, share: Box<dyn KeyShare>) -> KeyManager {
+        KeyManager::with_config(policy, KeyManagerConfig::default(), share)
+    }
+
+    /// [`KeyManager::new`] with rotation settings of your own.
+    pub fn with_config(
+        policy: SealPolicy,
+        config: KeyManagerConfig,
+        share: Box<dyn KeyShare>,
+    ) -> KeyManager {
         KeyManager {
             policy,
+            config,
             share,
             rings: KeyRings::default(),
+            tenant_grace: HashMap::new(),
             subscribers: Vec::new(),
         }
     }
@@ -76,30 +148,105 @@ impl KeyManager {
         ring
     }
 
-    /// Gives `tenant` a new active key at unix second `now`; returns its kid.
-    fn rotate(&mut self, tenant: &str, now: u64) -> String {
+    /// How long `tenant`'s rotated-out key keeps verifying: its registered grace, else the
+    /// policy's `ttl + clock_skew`; a longer `requested` one wins. Never shorter than the
+    /// default, so a caller cannot cut off tokens that are still live.
+    fn grace_for(&self, tenant: &str, requested: Option<Duration>) -> Duration {
+        let default = self
+            .tenant_grace
+            .get(tenant)
+            .copied()
+            .unwrap_or_else(|| self.policy.ttl.saturating_add(self.policy.clock_skew));
+        requested.map_or(default, |grace| grace.max(default))
+    }
+
+    /// Gives `tenant` a new active key at unix second `now`, unless `if_kid` is set and is
+    /// no longer the active kid; the old key verifies for `grace`. Returns the active kid
+    /// after the call. Broadcasts if anything changed.
+    fn rotate(&mut self, tenant: &str, if_kid: Option<&str>, grace: Duration, now: u64) -> String {
+        let (kid, changed) = self.rotate_quietly(tenant, if_kid, grace, now);
+        if changed {
+            self.broadcast();
+        }
+        kid
+    }
+
+    /// [`KeyManager::rotate`] without the broadcast: returns the active kid and whether the
+    /// held rings changed.
+    fn rotate_quietly(
+        &mut self,
+        tenant: &str,
+        if_kid: Option<&str>,
+        grace: Duration,
+        now: u64,
+    ) -> (String, bool) {
+        // The share is the truth: another process may have rotated since we last looked.
         let current = self
             .share
             .load(tenant)
             .or_else(|| self.rings.get(tenant).map(|ring| KeyRing::clone(ring)));
-        let new_key = StateKey::generate();
-        let kid = new_key.kid().to_owned();
-        let grace = self.policy.ttl.saturating_add(self.policy.clock_skew);
-        let ring = match current {
-            Some(ring) => ring
-                .rotated(new_key, now.saturating_add(grace.as_secs()))
-                .pruned(now),
-            None => KeyRing::new(new_key),
+        let ring = match (current, if_kid) {
+            (Some(current), Some(wanted)) if current.active().kid() != wanted => {
+                // Already rotated, by an earlier request or another process: keep that.
+                let kid = current.active().kid().to_owned();
+                let adopt = self
+                    .rings
+                    .get(tenant)
+                    .is_none_or(|held| held.active().kid() != kid);
+                if adopt {
+                    Arc::make_mut(&mut self.rings).insert(tenant.to_owned(), Arc::new(current));
+                }
+                return (kid, adopt);
+            }
+            (Some(current), _) => {
+                let old = current.active();
+                tracing::info!(
+                    tenant,
+                    retired_kid = old.kid(),
+                    age_secs = now.saturating_sub(old.created_at()),
+                    seals = old.seals(),
+                    "rotating requestState key"
+                );
+                current
+                    .rotated(
+                        StateKey::generate().with_created_at(now),
+                        now.saturating_add(grace.as_secs()),
+                    )
+                    .pruned(now)
+            }
+            (None, _) => KeyRing::new(StateKey::generate().with_created_at(now)),
         };
+        let kid = ring.active().kid().to_owned();
         self.share.store(tenant, &ring);
         Arc::make_mut(&mut self.rings).insert(tenant.to_owned(), Arc::new(ring));
         tracing::info!(tenant, kid = %kid, "rotated requestState key");
-        self.broadcast();
-        kid
+        (kid, true)
     }
 
-    /// Drops the verify-only keys retired before unix second `now`; broadcasts if any went.
-    fn prune(&mut self, now: u64) {
+    /// The periodic work, at unix second `now`: rotates every key that is older than
+    /// `rotate_every` or used up, prunes retired keys, and broadcasts once if anything changed.
+    fn tick(&mut self, now: u64) {
+        let max_age = self.config.rotate_every.as_secs();
+        let due: Vec<(String, String)> = self
+            .rings
+            .iter()
+            .filter(|(_, ring)| ring.due_for_rotation(now, max_age))
+            .map(|(tenant, ring)| (tenant.clone(), ring.active().kid().to_owned()))
+            .collect();
+        let mut changed = false;
+        for (tenant, kid) in &due {
+            let grace = self.grace_for(tenant, None);
+            changed |= self.rotate_quietly(tenant, Some(kid), grace, now).1;
+        }
+        changed |= self.prune(now);
+        if changed {
+            self.broadcast();
+        }
+    }
+
+    /// Drops the verify-only keys retired before unix second `now`; returns whether any went.
+    /// Does not broadcast; [`KeyManager::tick`] does.
+    fn prune(&mut self, now: u64) -> bool {
         let stale: Vec<String> = self
             .rings
             .iter()
@@ -107,7 +254,7 @@ impl KeyManager {
             .map(|(tenant, _)| tenant.clone())
             .collect();
         if stale.is_empty() {
-            return;
+            return false;
         }
         let rings = Arc::make_mut(&mut self.rings);
         for tenant in &stale {
@@ -118,7 +265,7 @@ impl KeyManager {
             }
         }
         tracing::debug!(tenants = stale.len(), "pruned retired requestState keys");
-        self.broadcast();
+        true
     }
 
     /// Pushes the current snapshot to every live subscriber, forgetting the dead ones.
@@ -134,7 +281,9 @@ impl fmt::Debug for KeyManager {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyManager")
             .field("policy", &self.policy)
+            .field("config", &self.config)
             .field("tenants", &self.rings.len())
+            .field("tenant_grace", &self.tenant_grace)
             .field("subscribers", &self.subscribers.len())
             .finish_non_exhaustive()
     }
@@ -144,8 +293,8 @@ impl Actor for KeyManager {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(PRUNE_EVERY, |act, _ctx| {
-            act.prune(unix_secs(SystemTime::now()));
+        ctx.run_interval(self.config.tick_every.max(MIN_TICK), |act, _ctx| {
+            act.tick(unix_secs(SystemTime::now()));
         });
     }
 }
@@ -166,20 +315,53 @@ impl Handler<EnsureTenant> for KeyManager {
     }
 }
 
-/// Gives `tenant` a new active key; the previous one keeps verifying for `ttl + skew`.
-/// Returns the new kid.
+/// Gives `tenant` a new active key; the previous one keeps verifying for the grace. Returns
+/// the tenant's active kid afterwards. A tenant with no ring gets a fresh one.
+///
+/// A worker that finds [`KeyRing::needs_rotation`] after sealing should `do_send` this with
+/// `if_kid: Some(<the kid it sealed with>)` and `grace: None`, and never wait for the reply.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "String")]
 pub struct Rotate {
     /// The tenant slug.
     pub tenant: String,
+    /// Rotate only if this is still the tenant's active kid; otherwise change nothing (it was
+    /// already rotated, e.g. at the request of another worker). `None` rotates regardless.
+    pub if_kid: Option<String>,
+    /// How long the rotated-out key keeps verifying. `None` is the tenant's grace from
+    /// [`SetTenantGrace`], else the policy's `ttl + clock_skew`. A grace shorter than that
+    /// default is raised to it, so live tokens are never cut off.
+    pub grace: Option<Duration>,
 }
 
 impl Handler<Rotate> for KeyManager {
     type Result = String;
 
     fn handle(&mut self, msg: Rotate, _ctx: &mut Self::Context) -> Self::Result {
-        self.rotate(&msg.tenant, unix_secs(SystemTime::now()))
+        let grace = self.grace_for(&msg.tenant, msg.grace);
+        let now = unix_secs(SystemTime::now());
+        self.rotate(&msg.tenant, msg.if_kid.as_deref(), grace, now)
+    }
+}
+
+/// Sets how long `tenant`'s rotated-out keys keep verifying, for every later rotation of
+/// that tenant (automatic or by [`Rotate`] without a grace): its own state TTL plus the clock
+/// skew, for a tenant whose TTL differs from the policy's. Send it at start-up, before the
+/// first rotation.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub struct SetTenantGrace {
+    /// The tenant slug.
+    pub tenant: String,
+    /// How long a rotated-out key keeps verifying.
+    pub grace: Duration,
+}
+
+impl Handler<SetTenantGrace> for KeyManager {
+    type Result = ();
+
+    fn handle(&mut self, msg: SetTenantGrace, _ctx: &mut Self::Context) {
+        self.tenant_grace.insert(msg.tenant, msg.grace);
     }
 }
 
@@ -225,12 +407,16 @@ pub struct KeyRingsChanged(pub KeyRings);
 #[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
+    use crate::sealing::codec::ROTATE_AFTER_SEALS;
     use crate::sealing::share::LocalKeyShare;
     use actix::{ActorContext, Arbiter};
     use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
     use tokio::time::timeout;
 
     const WAIT: Duration = Duration::from_secs(5);
+    /// The default policy's `ttl + clock_skew`.
+    const GRACE: Duration = Duration::from_secs(300 + 30);
+    const HOUR: u64 = 3_600;
 
     /// A subscriber that forwards every snapshot to the test; stops after the first one if
     /// `one_shot`.
@@ -290,6 +476,8 @@ mod tests {
         let new_kid = km
             .send(Rotate {
                 tenant: "acme".to_owned(),
+                if_kid: None,
+                grace: None,
             })
             .await
             .unwrap();
@@ -325,7 +513,14 @@ mod tests {
             .unwrap();
         assert!(Arc::ptr_eq(&first, &again));
         // Pushes arrive in order: the next one must be the rotation's, not a second ensure's.
-        let kid = km.send(Rotate { tenant }).await.unwrap();
+        let kid = km
+            .send(Rotate {
+                tenant,
+                if_kid: None,
+                grace: None,
+            })
+            .await
+            .unwrap();
         assert_eq!(next(&mut rx).await["acme"].active().kid(), kid);
     }
 
@@ -342,8 +537,8 @@ mod tests {
     fn rotation_keeps_the_old_key_for_ttl_plus_skew_then_prune_drops_it() {
         let mut km = manager();
         let old_kid = km.ensure("acme").active().kid().to_owned();
-        let new_kid = km.rotate("acme", 1_000);
-        let grace = 300 + 30;
+        let new_kid = km.rotate("acme", None, GRACE, 1_000);
+        let grace = GRACE.as_secs();
 
         km.prune(1_000 + grace);
         let ring = &km.rings["acme"];
@@ -359,8 +554,8 @@ mod tests {
     fn rotation_prunes_keys_already_retired() {
         let mut km = manager();
         let first = km.ensure("acme").active().kid().to_owned();
-        let second = km.rotate("acme", 1_000);
-        km.rotate("acme", 1_000 + 331);
+        let second = km.rotate("acme", None, GRACE, 1_000);
+        km.rotate("acme", None, GRACE, 1_000 + 331);
         let ring = &km.rings["acme"];
         assert!(ring.find(&first).is_none());
         assert!(ring.find(&second).is_some());
@@ -369,7 +564,7 @@ mod tests {
     #[test]
     fn rotating_an_unknown_tenant_creates_its_ring() {
         let mut km = manager();
-        let kid = km.rotate("new", 1_000);
+        let kid = km.rotate("new", None, GRACE, 1_000);
         assert_eq!(km.ensure("new").active().kid(), kid);
     }
 
@@ -389,5 +584,232 @@ mod tests {
         .unwrap();
         km.broadcast();
         assert!(km.subscribers.is_empty());
+    }
+
+    fn manager_rotating_every(rotate_every: Duration) -> KeyManager {
+        let config = KeyManagerConfig {
+            rotate_every,
+            ..KeyManagerConfig::default()
+        };
+        KeyManager::with_config(
+            SealPolicy::default(),
+            config,
+            Box::new(LocalKeyShare::new()),
+        )
+    }
+
+    #[test]
+    fn the_tick_rotates_a_key_once_it_is_six_hours_old_by_default() {
+        let mut km = manager();
+        let first = km.ensure("acme");
+        let t0 = first.active().created_at();
+
+        km.tick(t0 + 6 * HOUR - 1);
+        assert_eq!(km.rings["acme"].active().kid(), first.active().kid());
+
+        km.tick(t0 + 6 * HOUR);
+        let ring = Arc::clone(&km.rings["acme"]);
+        assert_ne!(ring.active().kid(), first.active().kid());
+        assert_eq!(ring.active().created_at(), t0 + 6 * HOUR);
+        let (old, retire) = &ring.verify_only()[0];
+        assert_eq!(old.kid(), first.active().kid());
+        assert_eq!(*retire, t0 + 6 * HOUR + GRACE.as_secs());
+        let stored = km.share.load("acme").unwrap();
+        assert_eq!(stored.active().kid(), ring.active().kid());
+
+        // The new key is young: later ticks leave it alone until it too is six hours old.
+        km.tick(t0 + 12 * HOUR - 1);
+        assert_eq!(km.rings["acme"].active().kid(), ring.active().kid());
+    }
+
+    #[test]
+    fn rotate_every_sets_the_age_at_which_the_tick_rotates() {
+        let mut km = manager_rotating_every(Duration::from_secs(600));
+        let first = km.ensure("acme");
+        let t0 = first.active().created_at();
+        km.tick(t0 + 599);
+        assert_eq!(km.rings["acme"].active().kid(), first.active().kid());
+        km.tick(t0 + 600);
+        assert_ne!(km.rings["acme"].active().kid(), first.active().kid());
+    }
+
+    #[test]
+    fn the_tick_rotates_a_used_up_key_however_young() {
+        let mut km = manager();
+        let first = km.ensure("acme");
+        let t0 = first.active().created_at();
+        first.active().add_seals_for_test(ROTATE_AFTER_SEALS - 1);
+        km.tick(t0);
+        assert_eq!(km.rings["acme"].active().kid(), first.active().kid());
+
+        first.active().add_seals_for_test(1);
+        km.tick(t0);
+        let ring = &km.rings["acme"];
+        assert_ne!(ring.active().kid(), first.active().kid());
+        assert!(!ring.needs_rotation());
+        assert!(ring.find(first.active().kid()).is_some());
+    }
+
+    #[actix_rt::test]
+    async fn a_tick_that_rotates_many_tenants_pushes_one_snapshot_and_an_idle_tick_none() {
+        let mut km = manager();
+        let (recipient, mut rx) = collector(false);
+        km.subscribers.push(recipient);
+        let a = km.ensure("a");
+        let b = km.ensure("b");
+        next(&mut rx).await;
+        next(&mut rx).await;
+
+        let t0 = a.active().created_at().max(b.active().created_at());
+        km.tick(t0);
+        km.tick(t0 + 6 * HOUR);
+        let pushed = next(&mut rx).await;
+        assert_ne!(pushed["a"].active().kid(), a.active().kid());
+        assert_ne!(pushed["b"].active().kid(), b.active().kid());
+        km.tick(t0 + 6 * HOUR + 60);
+        assert!(timeout(Duration::from_millis(100), rx.recv())
+            .await
+            .is_err());
+    }
+
+    #[test]
+    fn rotate_with_if_kid_rotates_only_while_that_kid_is_still_active() {
+        let mut km = manager();
+        let old_kid = km.ensure("acme").active().kid().to_owned();
+        let new_kid = km.rotate("acme", Some(&old_kid), GRACE, 1_000);
+        assert_ne!(new_kid, old_kid);
+        let ring = Arc::clone(&km.rings["acme"]);
+
+        assert_eq!(km.rotate("acme", Some(&old_kid), GRACE, 1_001), new_kid);
+        assert!(Arc::ptr_eq(&ring, &km.rings["acme"]));
+        assert_eq!(ring.verify_only().len(), 1);
+
+        assert_ne!(km.rotate("acme", Some(&new_kid), GRACE, 1_002), new_kid);
+    }
+
+    #[actix_rt::test]
+    async fn many_workers_asking_to_rotate_the_same_key_cause_one_rotation() {
+        let km = manager().start();
+        let tenant = "acme".to_owned();
+        let old_kid = km
+            .send(EnsureTenant {
+                tenant: tenant.clone(),
+            })
+            .await
+            .unwrap()
+            .active()
+            .kid()
+            .to_owned();
+        let asks = (0..8).map(|_| {
+            km.send(Rotate {
+                tenant: tenant.clone(),
+                if_kid: Some(old_kid.clone()),
+                grace: None,
+            })
+        });
+        let kids: Vec<String> = futures_util::future::join_all(asks)
+            .await
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        assert_ne!(kids[0], old_kid);
+        assert!(kids.iter().all(|kid| *kid == kids[0]), "{kids:?}");
+        let ring = &km.send(Snapshot).await.unwrap()["acme"];
+        assert_eq!(ring.active().kid(), kids[0]);
+        assert_eq!(ring.verify_only().len(), 1);
+    }
+
+    #[test]
+    fn a_rotation_another_process_already_stored_is_adopted_not_repeated() {
+        let mut km = manager();
+        let old_kid = km.ensure("acme").active().kid().to_owned();
+        let theirs = km
+            .share
+            .load("acme")
+            .unwrap()
+            .rotated(StateKey::generate(), 2_000);
+        km.share.store("acme", &theirs);
+
+        let kid = km.rotate("acme", Some(&old_kid), GRACE, 1_000);
+        assert_eq!(kid, theirs.active().kid());
+        assert_eq!(km.rings["acme"].active().kid(), kid);
+        assert!(km.rings["acme"].find(&old_kid).is_some());
+    }
+
+    #[actix_rt::test]
+    async fn a_rotate_with_a_longer_grace_keeps_the_old_key_that_long() {
+        let km = manager().start();
+        let tenant = "acme".to_owned();
+        km.send(EnsureTenant {
+            tenant: tenant.clone(),
+        })
+        .await
+        .unwrap();
+        let before = unix_secs(SystemTime::now());
+        km.send(Rotate {
+            tenant,
+            if_kid: None,
+            grace: Some(Duration::from_secs(2 * HOUR)),
+        })
+        .await
+        .unwrap();
+        let after = unix_secs(SystemTime::now());
+        let retire = km.send(Snapshot).await.unwrap()["acme"].verify_only()[0].1;
+        assert!((before + 2 * HOUR..=after + 2 * HOUR).contains(&retire));
+    }
+
+    #[test]
+    fn a_requested_grace_can_lengthen_but_never_shorten_the_tenants_default() {
+        let mut km = manager();
+        let hour = Duration::from_secs(HOUR);
+        assert_eq!(km.grace_for("acme", None), GRACE);
+        assert_eq!(km.grace_for("acme", Some(Duration::from_secs(10))), GRACE);
+        assert_eq!(km.grace_for("acme", Some(hour)), hour);
+
+        km.tenant_grace.insert("acme".to_owned(), 2 * hour);
+        assert_eq!(km.grace_for("acme", None), 2 * hour);
+        assert_eq!(km.grace_for("acme", Some(hour)), 2 * hour);
+        assert_eq!(km.grace_for("other", None), GRACE);
+    }
+
+    #[actix_rt::test]
+    async fn the_tick_rotates_an_old_key_with_the_grace_set_for_its_tenant() {
+        let old = KeyRing::new(StateKey::generate().with_created_at(0));
+        let old_kid = old.active().kid().to_owned();
+        let mut share = LocalKeyShare::new();
+        share.store("acme", &old);
+        let config = KeyManagerConfig {
+            tick_every: Duration::from_millis(20),
+            ..KeyManagerConfig::default()
+        };
+        let km = KeyManager::with_config(SealPolicy::default(), config, Box::new(share)).start();
+        let (recipient, mut rx) = collector(false);
+        km.send(Subscribe(recipient)).await.unwrap();
+        km.send(SetTenantGrace {
+            tenant: "acme".to_owned(),
+            grace: Duration::from_secs(2 * HOUR),
+        })
+        .await
+        .unwrap();
+        let before = unix_secs(SystemTime::now());
+        km.send(EnsureTenant {
+            tenant: "acme".to_owned(),
+        })
+        .await
+        .unwrap();
+
+        // No request asks for it: the tick alone rotates the key made in 1970.
+        let rotated = loop {
+            let snapshot = next(&mut rx).await;
+            if let Some(ring) = snapshot.get("acme") {
+                if ring.active().kid() != old_kid {
+                    break Arc::clone(ring);
+                }
+            }
+        };
+        let after = unix_secs(SystemTime::now());
+        let (key, retire) = &rotated.verify_only()[0];
+        assert_eq!(key.kid(), old_kid);
+        assert!((before + 2 * HOUR..=after + 2 * HOUR).contains(retire));
     }
 }

@@ -9,11 +9,15 @@
 //! rotation time plus the state TTL plus the clock skew: every token sealed under it has
 //! expired by then. [`KeyRing::find`] does not look at the clock; a key past its retire time
 //! but not yet pruned can only open tokens that `open` then refuses as expired.
+//!
+//! A ring also says when its active key should stop sealing ([`KeyRing::needs_rotation`],
+//! after [`ROTATE_AFTER_SEALS`] seals), so that whoever just sealed can ask the `KeyManager`
+//! for a rotation without reading a clock or holding a lock.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::codec::StateKey;
+use super::codec::{StateKey, ROTATE_AFTER_SEALS};
 
 /// Every tenant's ring, by tenant slug: the snapshot workers seal and open with.
 pub type KeyRings = Arc<HashMap<String, Arc<KeyRing>>>;
@@ -62,6 +66,22 @@ impl KeyRing {
             .iter()
             .find(|(key, _)| key.kid() == kid)
             .map(|(key, _)| &**key)
+    }
+
+    /// Whether the active key has made [`ROTATE_AFTER_SEALS`] seals or more in this process,
+    /// so it must be rotated out before a nonce collision becomes a risk.
+    ///
+    /// Cheap (one atomic load): check it after sealing, and if it is true send the
+    /// `KeyManager` a `Rotate` with `if_kid` set to the active kid, so that many workers
+    /// asking at once cause one rotation.
+    pub fn needs_rotation(&self) -> bool {
+        self.active.seals() >= ROTATE_AFTER_SEALS
+    }
+
+    /// Whether the active key is due for rotation at unix second `now`: used up (see
+    /// [`KeyRing::needs_rotation`]) or made `max_age_secs` or more ago.
+    pub(crate) fn due_for_rotation(&self, now: u64, max_age_secs: u64) -> bool {
+        self.needs_rotation() || now.saturating_sub(self.active.created_at()) >= max_age_secs
     }
 
     /// A ring where `new` seals and the current active key only verifies, until the unix
@@ -142,6 +162,35 @@ mod tests {
         let pruned = ring.pruned(150);
         assert!(pruned.find("a").is_none());
         assert!(pruned.find("b").is_some());
+    }
+
+    #[test]
+    fn a_ring_needs_rotation_once_its_active_key_made_the_limit_of_seals() {
+        let ring = KeyRing::new(key("a"));
+        ring.active().add_seals_for_test(ROTATE_AFTER_SEALS - 1);
+        assert!(!ring.needs_rotation());
+        ring.active().add_seals_for_test(1);
+        assert!(ring.needs_rotation());
+    }
+
+    #[test]
+    fn only_the_active_keys_seals_count_toward_rotation() {
+        let old = key("a");
+        old.add_seals_for_test(ROTATE_AFTER_SEALS);
+        let ring = KeyRing::new(old).rotated(key("b"), 100);
+        assert!(!ring.needs_rotation());
+    }
+
+    #[test]
+    fn a_ring_is_due_for_rotation_when_its_active_key_is_old_enough_or_used_up() {
+        let ring = KeyRing::new(key("a").with_created_at(1_000));
+        assert!(!ring.due_for_rotation(1_599, 600));
+        assert!(ring.due_for_rotation(1_600, 600));
+        // A clock that went backwards never makes a key due.
+        assert!(!ring.due_for_rotation(0, 600));
+
+        ring.active().add_seals_for_test(ROTATE_AFTER_SEALS);
+        assert!(ring.due_for_rotation(1_000, 600));
     }
 
     #[test]

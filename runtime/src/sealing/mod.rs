@@ -11,6 +11,10 @@
 //! - while its key is still in the tenant's ring (rotation keeps the previous key
 //!   verify-only for one TTL, see [`KeyRing`]).
 //!
+//! Keys rotate on their own, by age and by use, because AES-GCM with random nonces is safe
+//! for only about 2^32 seals per key and clients decide how often we seal (see
+//! [`KeyManager`]). Key bytes are wiped from memory when a key is dropped.
+//!
 //! It does not make state single-use: a handler that must redeem something at most once
 //! keeps its own record.
 //!
@@ -18,14 +22,14 @@
 //! same fixed `-32602`, built by the dispatcher, never here.
 //!
 //! Layout, one concern per file:
-//! - `codec`: AES-256-GCM token format, pure ([`StateKey`]).
+//! - `codec`: AES-256-GCM token format ([`StateKey`], which counts its seals).
 //! - `binding`: what a token is bound to and the canonical argument digest.
 //! - `claims`: the sealed plaintext.
 //! - `policy`: [`seal`] and [`open`], limits, expiry and skew.
 //! - `keyring`: a tenant's active and verify-only keys, plain data.
 //! - `share`: where rings are shared between processes ([`KeyShare`]).
-//! - `key_manager`: the [`KeyManager`] actor that owns the rings and pushes snapshots to
-//!   workers, so sealing and opening never wait on it.
+//! - `key_manager`: the [`KeyManager`] actor that owns the rings, rotates keys, and pushes
+//!   snapshots to workers, so sealing and opening never wait on it.
 //! - `error`: [`OpenError`] and [`SealError`].
 
 mod binding;
@@ -39,10 +43,11 @@ mod share;
 
 pub use binding::{args_digest, ArgsDigest, Binding};
 pub use claims::Claims;
-pub use codec::StateKey;
+pub use codec::{StateKey, ROTATE_AFTER_SEALS};
 pub use error::{OpenError, SealError};
 pub use key_manager::{
-    EnsureTenant, KeyManager, KeyRingsChanged, Rotate, Snapshot, Subscribe, PRUNE_EVERY,
+    EnsureTenant, KeyManager, KeyManagerConfig, KeyRingsChanged, Rotate, SetTenantGrace, Snapshot,
+    Subscribe, PRUNE_EVERY, ROTATE_EVERY, TICK_EVERY,
 };
 pub use keyring::{KeyRing, KeyRings};
 pub use policy::{open, seal, SealPolicy};

@@ -1,7 +1,7 @@
 //! The `conformance` catalog: the fixtures the official MCP conformance suite
 //! (`@modelcontextprotocol/conformance`, run by `tests/conformance/run.sh`) calls by name.
-//! Names, keys and texts are fixed by the suite's scenarios; see `/work/shared/docs/conformance.md`
-//! §3 for what each scenario sends and checks.
+//! Names, keys and texts are fixed by the suite's scenarios (its sources say what each one
+//! sends and checks; `tests/conformance/README.md` says how to run them).
 //!
 //! - [`content`]: tools returning each content kind, the plain prompts, the `test://`
 //!   resources and the resource template;
