@@ -238,7 +238,7 @@ fn ask_confirmation(name: &str, size: usize) -> ToolOutcome {
                 "reason": {"type": "string", "title": "Reason"}
             }, "required": ["confirm"]}),
         )
-        .state_json(&DeleteStep::Confirming)
+        .state_json(&DeleteStep::Confirming)?
         .into()
 }
 
@@ -249,7 +249,7 @@ fn ask_retype(name: &str, reason: String) -> ToolOutcome {
             format!("Type the note's name ('{name}') to confirm deletion."),
             json!({"type": "object", "properties": {"name": {"type": "string", "title": "Note name"}}, "required": ["name"]}),
         )
-        .state_json(&DeleteStep::Retyping { reason })
+        .state_json(&DeleteStep::Retyping { reason })?
         .into()
 }
 

@@ -25,7 +25,7 @@ use super::methods;
 use super::mrtr::{self, Produced};
 use super::protection::Protection;
 use super::stamp;
-use crate::handler::{Context, Notifier, Outcome};
+use crate::handler::{Context, ContextBuilder, Notifier, Outcome};
 use crate::protocol::meta::SUBSCRIPTION_ID;
 use crate::protocol::{ClientCapabilities, Era, McpError, Request, RequestId};
 use crate::sealing::{EnsureTenant, KeyManager, KeyRings, KeyRingsChanged, Subscribe};
@@ -57,6 +57,19 @@ pub struct Call {
     pub scope: Scope,
     pub notifier: Option<Notifier>,
     pub cancel: CancellationToken,
+}
+
+impl Call {
+    /// The handler context of this request: who, for which tenant, with what capabilities,
+    /// its sinks and its cancellation. Input-capable methods add answers and state.
+    pub(crate) fn context(&self) -> ContextBuilder {
+        Context::builder(self.tenant.clone())
+            .principal(self.principal.clone())
+            .era(self.scope.era)
+            .client_capabilities(self.scope.client_capabilities.clone())
+            .notifier(self.notifier.clone())
+            .cancel(self.cancel.clone())
+    }
 }
 
 /// The answer to a request, before the transport frames it.
@@ -382,13 +395,7 @@ async fn custom(call: &Call, method: &str) -> Result<Map<String, Value>, McpErro
         .method(method)
         .ok_or_else(|| McpError::method_not_found(method))?
         .clone();
-    let ctx = Context::builder(call.tenant.clone())
-        .principal(call.principal.clone())
-        .era(call.scope.era)
-        .client_capabilities(call.scope.client_capabilities.clone())
-        .notifier(call.notifier.clone())
-        .cancel(call.cancel.clone())
-        .build();
+    let ctx = call.context().build();
     match handler
         .handle(ctx, call.request.params.clone().unwrap_or_default())
         .await

@@ -148,12 +148,7 @@ fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Resu
 
 /// The body value `Mcp-Name` mirrors, for the methods that require it.
 fn name_in_body<'a>(method: &str, params: Option<&'a Map<String, Value>>) -> Option<&'a str> {
-    let key = match method {
-        "tools/call" | "prompts/get" => "name",
-        "resources/read" => "uri",
-        _ => return None,
-    };
-    params?.get(key)?.as_str()
+    params?.get(crate::protocol::target_key(method)?)?.as_str()
 }
 
 /// Decodes a header value: surrounding whitespace is not part of it, and

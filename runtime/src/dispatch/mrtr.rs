@@ -59,15 +59,11 @@ pub(crate) async fn run(
 
     let catalog = call.tenant.catalog();
     let handler_run = prepare(method, &catalog, &target, arguments.unwrap_or_default())?;
-    let ctx = Context::builder(call.tenant.clone())
-        .principal(call.principal.clone())
-        .era(call.scope.era)
+    let ctx = call
+        .context()
         .input_responses(input_responses)
         .request_state(opened.state)
         .round(opened.round)
-        .client_capabilities(call.scope.client_capabilities.clone())
-        .notifier(call.notifier.clone())
-        .cancel(call.cancel.clone())
         .build();
 
     match handler_run(ctx).await {
@@ -147,11 +143,7 @@ fn target_and_arguments(
     method: &str,
     params: &Map<String, Value>,
 ) -> Result<(String, Option<Map<String, Value>>), McpError> {
-    let key = if method == "resources/read" {
-        "uri"
-    } else {
-        "name"
-    };
+    let key = crate::protocol::target_key(method).unwrap_or("name");
     let target = match params.get(key) {
         Some(Value::String(s)) => s.clone(),
         Some(_) => {

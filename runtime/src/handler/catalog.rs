@@ -224,7 +224,9 @@ impl CatalogBuilder {
         }
         for template in self.templates {
             let pattern = UriTemplate::parse(&template.descriptor().uri_template);
-            c.templates.push((template, pattern));
+            if c.template_by_pattern(&pattern.source).is_none() {
+                c.templates.push((template, pattern));
+            }
         }
         for m in self.methods {
             let name = m.method();

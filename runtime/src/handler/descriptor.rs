@@ -54,7 +54,10 @@ impl ToolDescriptor {
     }
 
     /// Arguments mirrored into `Mcp-Param-{Name}` headers (SEP-2243): top-level properties
-    /// carrying `x-mcp-header`. Computed once when the catalog is built.
+    /// carrying `x-mcp-header`. Computed once when the catalog is built. An annotation the spec
+    /// does not allow (not an HTTP token, a `number` or composite type, a name used twice
+    /// ignoring case) is left out with a warning: clients drop tools whose annotations are
+    /// invalid, and the runtime must not demand a header no client will send.
     pub fn header_params(&self) -> Vec<HeaderParam> {
         let Some(props) = self
             .input_schema
@@ -63,23 +66,44 @@ impl ToolDescriptor {
         else {
             return Vec::new();
         };
-        props
-            .iter()
-            .filter_map(|(property, schema)| {
-                let header = schema.get("x-mcp-header")?.as_str()?;
-                let kind = match schema.get("type").and_then(Value::as_str) {
-                    Some("integer") => HeaderKind::Integer,
-                    Some("boolean") => HeaderKind::Boolean,
-                    _ => HeaderKind::String,
-                };
-                Some(HeaderParam {
-                    header: header.to_owned(),
-                    property: property.clone(),
-                    kind,
-                })
-            })
-            .collect()
+        let mut params: Vec<HeaderParam> = Vec::new();
+        for (property, schema) in props {
+            let Some(header) = schema.get("x-mcp-header") else {
+                continue;
+            };
+            let kind = match schema.get("type").and_then(Value::as_str) {
+                Some("string") => Some(HeaderKind::String),
+                Some("integer") => Some(HeaderKind::Integer),
+                Some("boolean") => Some(HeaderKind::Boolean),
+                _ => None,
+            };
+            let valid_name = header.as_str().filter(|h| is_token(h));
+            match (valid_name, kind) {
+                (Some(h), Some(kind))
+                    if !params.iter().any(|p| p.header.eq_ignore_ascii_case(h)) =>
+                {
+                    params.push(HeaderParam {
+                        header: h.to_owned(),
+                        property: property.clone(),
+                        kind,
+                    });
+                }
+                _ => tracing::warn!(
+                    tool = self.name,
+                    property,
+                    "ignoring an invalid x-mcp-header annotation"
+                ),
+            }
+        }
+        params
     }
+}
+
+/// An RFC 9110 token: what a header name may be made of.
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// One argument mirrored into an HTTP header.
@@ -224,6 +248,24 @@ impl TemplateDescriptor {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn invalid_x_mcp_header_annotations_are_left_out() {
+        let t = ToolDescriptor::new(
+            "t",
+            "d",
+            json!({"type": "object", "properties": {
+                "ratio": {"type": "number", "x-mcp-header": "Ratio"},
+                "spaced": {"type": "string", "x-mcp-header": "Bad Name"},
+                "a": {"type": "string", "x-mcp-header": "Dup"},
+                "b": {"type": "string", "x-mcp-header": "dup"},
+                "obj": {"type": "object", "x-mcp-header": "Obj"}
+            }}),
+        );
+        let params = t.header_params();
+        assert_eq!(params.len(), 1, "{params:?}");
+        assert_eq!(params[0].property, "a");
+    }
 
     #[test]
     fn header_params_come_from_top_level_x_mcp_header_properties() {

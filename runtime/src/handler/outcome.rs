@@ -122,12 +122,12 @@ impl InputRequired {
         self
     }
 
-    /// The handler's own state as JSON.
-    pub fn state_json<T: Serialize>(self, state: &T) -> Self {
-        match serde_json::to_string(state) {
-            Ok(s) => self.state(s),
-            Err(_) => self,
-        }
+    /// The handler's own state as JSON. Fails (an internal error) only for values JSON cannot
+    /// hold, such as a map with non-string keys.
+    pub fn state_json<T: Serialize>(self, state: &T) -> Result<Self, HandlerError> {
+        serde_json::to_string(state)
+            .map(|s| self.state(s))
+            .map_err(|e| HandlerError::Internal(format!("request state is not serialisable: {e}")))
     }
 
     pub fn requests(&self) -> &InputRequests {

@@ -11,6 +11,16 @@ pub mod error;
 pub mod input;
 pub mod jsonrpc;
 pub mod meta;
+
+/// The params key naming what a request targets: `name` for `tools/call` and `prompts/get`,
+/// `uri` for `resources/read`. It is what `Mcp-Name` mirrors and what sealed state binds.
+pub fn target_key(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
 pub mod result;
 pub mod version;
 

@@ -256,7 +256,7 @@ fn multi_round(ctx: &Context) -> ToolOutcome {
 
 fn ask_first_name() -> ToolOutcome {
     ask_name(InputRequired::new(), "step1")
-        .state_json(&MultiRound::AskedName)
+        .state_json(&MultiRound::AskedName)?
         .into()
 }
 
@@ -267,7 +267,7 @@ fn ask_color(name: String) -> ToolOutcome {
             format!("Thanks, {name}. What is your favorite color?"),
             one_field_form("color", "string"),
         )
-        .state_json(&MultiRound::AskedColor { name })
+        .state_json(&MultiRound::AskedColor { name })?
         .into()
 }
 
