@@ -122,7 +122,7 @@ impl Listen {
     }
 
     /// `notifications/subscriptions/acknowledged`, naming exactly what will be delivered.
-    pub fn acknowledgement(&self) -> (&'static str, Value) {
+    pub(crate) fn acknowledgement(&self) -> (&'static str, Value) {
         let mut honoured = Map::new();
         if self.tools {
             honoured.insert("toolsListChanged".into(), json!(true));
@@ -145,7 +145,7 @@ impl Listen {
     }
 
     /// The notification for `event`, if the subscriber asked for it.
-    pub fn render(&self, event: &ListChanged) -> Option<(&'static str, Value)> {
+    pub(crate) fn render(&self, event: &ListChanged) -> Option<(&'static str, Value)> {
         let method = match event {
             ListChanged::Tools if self.tools => "notifications/tools/list_changed",
             ListChanged::Prompts if self.prompts => "notifications/prompts/list_changed",
@@ -162,7 +162,7 @@ impl Listen {
     }
 
     /// The result that closes the stream gracefully.
-    pub fn closing_result(&self, server_info: &Value) -> Map<String, Value> {
+    pub(crate) fn closing_result(&self, server_info: &Value) -> Map<String, Value> {
         let mut out = Map::new();
         out.insert("_meta".into(), self.meta());
         let _ = stamp::stamp(
@@ -185,6 +185,7 @@ impl Listen {
 #[rtype(result = "Reply")]
 pub struct Dispatch(pub Call);
 
+#[derive(Debug)]
 pub struct Dispatcher {
     config: Arc<RuntimeConfig>,
     keys: Option<StateKeys>,

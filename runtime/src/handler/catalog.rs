@@ -140,6 +140,18 @@ pub struct CatalogBuilder {
     methods: Vec<Arc<dyn MethodHandler>>,
 }
 
+impl std::fmt::Debug for CatalogBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CatalogBuilder")
+            .field("tools", &self.tools.len())
+            .field("prompts", &self.prompts.len())
+            .field("resources", &self.resources.len())
+            .field("templates", &self.templates.len())
+            .field("methods", &self.methods.len())
+            .finish()
+    }
+}
+
 impl CatalogBuilder {
     pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
         self.tools.push(tool);

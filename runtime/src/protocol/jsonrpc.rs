@@ -161,7 +161,7 @@ struct NotificationMessage<'a> {
 }
 
 /// Serialises a success response.
-pub fn result_bytes(id: &RequestId, result: &Value) -> Vec<u8> {
+pub(crate) fn result_bytes(id: &RequestId, result: &Value) -> Vec<u8> {
     serde_json::to_vec(&ResultMessage {
         jsonrpc: "2.0",
         id,
@@ -171,7 +171,7 @@ pub fn result_bytes(id: &RequestId, result: &Value) -> Vec<u8> {
 }
 
 /// Serialises an error response; `id` is left out only when the request's id was unreadable.
-pub fn error_bytes(id: Option<&RequestId>, error: &McpError) -> Vec<u8> {
+pub(crate) fn error_bytes(id: Option<&RequestId>, error: &McpError) -> Vec<u8> {
     serde_json::to_vec(&ErrorMessage {
         jsonrpc: "2.0",
         id,
@@ -181,7 +181,7 @@ pub fn error_bytes(id: Option<&RequestId>, error: &McpError) -> Vec<u8> {
 }
 
 /// Serialises a notification.
-pub fn notification_bytes(method: &str, params: &Value) -> Vec<u8> {
+pub(crate) fn notification_bytes(method: &str, params: &Value) -> Vec<u8> {
     serde_json::to_vec(&NotificationMessage {
         jsonrpc: "2.0",
         method,

@@ -63,6 +63,17 @@ pub struct McpService {
     pub(crate) metrics: Metrics,
 }
 
+impl std::fmt::Debug for McpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpService")
+            .field("tenants", &self.directory.slugs())
+            .field("runtime", &self.runtime)
+            .field("http", &self.http)
+            .field("sealed", &self.keys.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 impl McpService {
     /// `keys` is needed when `runtime.sealing` is set.
     pub fn new(
