@@ -184,8 +184,8 @@ pub enum InvalidConfig {
         min: u64,
     },
     #[error(
-        "`state.max_state_bytes` ({state}) is larger than `state.max_token_bytes` ({token}): \
-         a state that large could never be sealed"
+        "`state.max_state_bytes` ({state}) does not fit in `state.max_token_bytes` ({token}): \
+         a sealed state is base64 (4/3 of its size) plus about 128 bytes"
     )]
     StateLargerThanToken { state: usize, token: usize },
     #[error(
@@ -197,8 +197,18 @@ pub enum InvalidConfig {
     Listen(String),
 }
 
+/// Longest lifetime of a sealed state: a day. Rotated keys stay verifiable that long.
+const MAX_STATE_TTL_SECS: u64 = 24 * 60 * 60;
+
+/// The largest handler state that fits a token of `token_bytes` once sealed: base64 grows
+/// it by 4/3, and the version, key id, nonce, tag and claims take about 128 bytes more.
+fn sealable_state_bytes(token_bytes: usize) -> usize {
+    (token_bytes / 4 * 3).saturating_sub(128)
+}
+
 impl Config {
-    /// Defaults, then `path` (or `./roundtrip.toml` if present), then `ROUNDTRIP_*`; validated.
+    /// Defaults, then `path` (or `./roundtrip.toml` if present), then `ROUNDTRIP_*`. Not yet
+    /// validated: apply the flags (`with_serve_args`) first.
     pub fn load(path: Option<&Path>) -> anyhow::Result<Config> {
         Self::load_from(path, None)
     }
@@ -229,7 +239,8 @@ impl Config {
             .build()
             .and_then(|c| c.try_deserialize())
             .context("reading roundtrip.toml and ROUNDTRIP_* variables")?;
-        config.validate()?;
+        // Not validated yet: command-line flags may still override a value (see
+        // `with_serve_args`, and `wiring::start_with`, which validate).
         Ok(config)
     }
 
@@ -290,7 +301,8 @@ impl Config {
                 min: MIN_TOKEN_BYTES as u64,
             });
         }
-        if state.max_state_bytes > state.max_token_bytes {
+        within("state.ttl_secs", state.ttl_secs, MAX_STATE_TTL_SECS)?;
+        if state.max_state_bytes > sealable_state_bytes(state.max_token_bytes) {
             return Err(InvalidConfig::StateLargerThanToken {
                 state: state.max_state_bytes,
                 token: state.max_token_bytes,
@@ -571,17 +583,17 @@ mod tests {
         assert_eq!(
             validated(|c| {
                 c.state.max_token_bytes = 4096;
-                c.state.max_state_bytes = 4097;
+                c.state.max_state_bytes = 4096;
             }),
             Err(InvalidConfig::StateLargerThanToken {
-                state: 4097,
+                state: 4096,
                 token: 4096
             })
         );
         assert_eq!(
             validated(|c| {
                 c.state.max_token_bytes = 4096;
-                c.state.max_state_bytes = 4096;
+                c.state.max_state_bytes = 2944;
             }),
             Ok(())
         );
@@ -623,7 +635,30 @@ mod tests {
     }
 
     #[test]
-    fn load_refuses_an_invalid_value_from_the_environment() {
+    fn a_command_line_flag_overrides_an_invalid_environment_value() {
+        let env = config::Map::from([("ROUNDTRIP_WORKERS".to_owned(), "0".to_owned())]);
+        let loaded = Config::load_from(None, Some(env)).expect("loads");
+        let args = ServeArgs {
+            listen: None,
+            workers: Some(2),
+        };
+        assert_eq!(
+            loaded
+                .with_serve_args(&args)
+                .expect("valid after the flag")
+                .workers,
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn a_state_lifetime_above_a_day_is_refused() {
+        assert!(validated(|c| c.state.ttl_secs = 86_401).is_err());
+        assert!(validated(|c| c.state.ttl_secs = 86_400).is_ok());
+    }
+
+    #[test]
+    fn an_invalid_value_from_the_environment_is_refused() {
         // An empty file stands in for roundtrip.toml, and a map for the environment, so the
         // test reads neither the working directory nor the process's variables.
         let file =
@@ -640,7 +675,11 @@ mod tests {
 
         let ok = ok.expect("valid settings load");
         assert_eq!((ok.mcp.max_rounds, ok.state.ttl_secs), (4, 120));
-        let message = format!("{:#}", bad.expect_err("a zero body limit is refused"));
+        let bad = bad.expect("it loads; validation comes once the flags are applied");
+        let message = format!(
+            "{:#}",
+            bad.validate().expect_err("a zero body limit is refused")
+        );
         assert!(message.contains("`http.max_body_bytes`"), "{message}");
     }
 }

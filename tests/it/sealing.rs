@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::support::{
-    accept, invalid_state_error, retry, rpc, tool_call, Reply, Server, ALICE, BOB, DEMO, LAB, LAB2,
+    accept, invalid_state_error, lab, retry, rpc, tool_call, Reply, Server, ALICE, BOB, DEMO, LAB,
+    LAB2,
 };
 
 fn form_caps() -> Value {
@@ -346,4 +347,24 @@ fn set_arguments(request: &mut Value, arguments: &Option<Value>) {
             params.insert("arguments".into(), a.clone());
         }
     }
+}
+
+#[actix_web::test]
+async fn a_tenant_created_after_start_gets_its_key_ring_on_its_first_sealed_request() {
+    let server = Server::start().await;
+    server.add_tenant("late", lab::catalog(&lab::Probe::default()));
+    let (first, state) = first_round(&server, "late", json!({})).await;
+    assert!(state.starts_with("v1."), "{state}");
+    let result = server
+        .send("late", &retry(&first, 2, answer(), Some(&state)))
+        .await
+        .result();
+    assert_eq!(result["resultType"], "complete");
+    // A ring of its own: its states do not open on another tenant.
+    assert_rejected(
+        &server
+            .send(LAB, &retry(&first, 3, answer(), Some(&state)))
+            .await,
+    );
+    server.stop().await;
 }

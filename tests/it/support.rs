@@ -247,6 +247,12 @@ impl Server {
         self.post(DEMO, body).bearer(ALICE).send().await
     }
 
+    /// Adds an anonymous tenant to the running server (as the admin API will).
+    pub(crate) fn add_tenant(&self, slug: &str, catalog: Catalog) {
+        let running = self.running.as_ref().expect("a running server");
+        add_tenant(&running.registry, slug, AuthMode::Anonymous, catalog);
+    }
+
     /// Starts a graceful shutdown (open listen streams close) without stopping the server.
     pub(crate) fn begin_shutdown(&self) {
         if let Some(running) = &self.running {

@@ -28,7 +28,9 @@ use super::stamp;
 use crate::handler::{Context, ContextBuilder, Notifier, Outcome};
 use crate::protocol::meta::SUBSCRIPTION_ID;
 use crate::protocol::{ClientCapabilities, Era, McpError, Request, RequestId};
-use crate::sealing::{EnsureTenant, KeyManager, KeyRings, KeyRingsChanged, Subscribe};
+use crate::sealing::{
+    EnsureTenant, KeyManager, KeyRings, KeyRingsChanged, SetTenantGrace, Subscribe,
+};
 use crate::tenancy::{ListChanged, Principal, Tenant};
 
 /// What the request may receive and may be asked for, by era: from the `_meta` envelope on
@@ -258,13 +260,19 @@ impl Handler<Dispatch> for Dispatcher {
 
     fn handle(&mut self, Dispatch(call): Dispatch, _ctx: &mut Self::Context) -> Self::Result {
         let config = self.config.clone();
-        let ready = self.protection(&call.tenant);
+        // Only the methods that may carry a state need the tenant's key ring.
+        let ready = if stamp::may_require_input(&call.request.method) {
+            self.protection(&call.tenant)
+        } else {
+            Some(Protection::PassThrough)
+        };
         let key_manager = self.keys.as_ref().map(|k| k.key_manager.clone());
         Box::pin(async move {
             let protection = match ready {
                 Some(p) => p,
-                None => match fetch_ring(key_manager, &call.tenant, &config).await {
+                None => match fetch_ring(key_manager, &call, &config).await {
                     Some(p) => p,
+                    None if call.cancel.is_cancelled() => return Reply::Cancelled,
                     None => {
                         return Reply::Error(McpError::internal(
                             "Internal error: no key ring for tenant",
@@ -277,22 +285,33 @@ impl Handler<Dispatch> for Dispatcher {
     }
 }
 
-/// The ring of a tenant this worker has not seen yet (created after start-up). The one time a
-/// request waits on the KeyManager, bounded by the request timeout.
+/// The ring of a tenant this worker has not seen yet (created after start-up): the one time
+/// a request waits on the KeyManager, bounded by the request timeout and by the client
+/// staying. The tenant's own state lifetime becomes its rotation grace first.
 async fn fetch_ring(
     key_manager: Option<Addr<KeyManager>>,
-    tenant: &Tenant,
+    call: &Call,
     config: &RuntimeConfig,
 ) -> Option<Protection> {
     let policy = config.sealing.as_ref()?;
     let key_manager = key_manager?;
-    let ensure = key_manager.send(EnsureTenant {
-        tenant: tenant.slug().to_owned(),
-    });
-    let ring = tokio::time::timeout(config.request_timeout, ensure)
-        .await
-        .ok()?
-        .ok()?;
+    let tenant = &call.tenant;
+    if let Some(ttl) = tenant.settings().state_ttl {
+        key_manager.do_send(SetTenantGrace {
+            tenant: tenant.slug().to_owned(),
+            grace: ttl + policy.clock_skew,
+        });
+    }
+    let ensure = tokio::time::timeout(
+        config.request_timeout,
+        key_manager.send(EnsureTenant {
+            tenant: tenant.slug().to_owned(),
+        }),
+    );
+    let ring = tokio::select! {
+        _ = call.cancel.cancelled() => return None,
+        ring = ensure => ring.ok()?.ok()?,
+    };
     Some(Protection::sealed(policy, tenant, ring, key_manager))
 }
 
@@ -342,7 +361,7 @@ pub(crate) async fn dispatch(
             Reply::Cancelled => "cancelled".to_owned(),
         };
         tracing::Span::current().record("outcome", outcome.as_str());
-        tracing::debug!("request done");
+        tracing::info!("request done");
         reply
     }
     .instrument(span)

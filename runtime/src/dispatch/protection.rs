@@ -93,13 +93,14 @@ impl Protection {
                         tracing::error!(error = %e, "could not seal requestState");
                         McpError::internal("Internal error: request state could not be sealed")
                     })?;
-                if ring.needs_rotation() {
-                    // Random nonces are safe for a bounded number of seals per key. Workers
-                    // that see the limit ask at once; `if_kid` makes the extra asks no-ops.
+                if ring.needs_rotation() && ring.active().claim_rotation_request() {
+                    // Random nonces are safe for a bounded number of seals per key: the first
+                    // worker to see the limit asks once (and `if_kid` makes a late ask a
+                    // no-op). The grace covers this tenant's own state lifetime.
                     key_manager.do_send(Rotate {
                         tenant: binding.tenant.to_owned(),
                         if_kid: Some(ring.active().kid().to_owned()),
-                        grace: None,
+                        grace: Some(policy.ttl + policy.clock_skew),
                     });
                 }
                 Ok(Some(sealed))

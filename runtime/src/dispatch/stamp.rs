@@ -35,8 +35,8 @@ pub fn stamp(
         Some(ResultType::InputRequired) if !may_require_input(method) => {
             Some("input-required is not allowed for this method")
         }
-        Some(ResultType::Task) if !declares_tasks(declared) => {
-            Some("a task result needs the tasks extension declared")
+        Some(ResultType::Task) if method != "tools/call" || !declares_tasks(declared) => {
+            Some("a task result is for tools/call, and needs the tasks extension declared")
         }
         Some(ResultType::Other(_)) => Some("unknown resultType"),
         _ => None,
@@ -124,6 +124,19 @@ mod tests {
     fn a_task_result_for_a_request_without_the_tasks_extension_is_refused() {
         let e =
             stamped("tools/call", json!({"resultType": "task"}), Era::Modern).expect_err("refused");
+        assert_eq!(e.code.code(), -32603);
+    }
+
+    #[test]
+    fn a_task_result_from_another_method_is_refused_even_with_the_extension() {
+        let caps = json!({"extensions": {TASKS_EXTENSION: {}}});
+        let e = stamped_for(
+            "prompts/get",
+            json!({"resultType": "task"}),
+            Era::Modern,
+            caps,
+        )
+        .expect_err("refused");
         assert_eq!(e.code.code(), -32603);
     }
 

@@ -280,7 +280,8 @@ impl CatalogBuilder {
 
 /// Names a custom method may not take: every method MCP defines or removed (so a catalog
 /// cannot shadow the runtime's own answers), and anything under the reserved `notifications/`
-/// prefix. Extensions use their own names (`com.example/…`).
+/// prefix. Extensions use their own names (`com.example/…`), or those their spec gives
+/// (`tasks/get`, `tasks/update`, `tasks/cancel` stay free for the tasks extension).
 fn is_reserved(method: &str) -> bool {
     const DEFINED: &[&str] = &[
         "server/discover",
@@ -291,13 +292,14 @@ fn is_reserved(method: &str) -> bool {
         "subscriptions/listen",
         "elicitation/create",
         "sampling/createMessage",
+        "tasks/result",
+        "tasks/list",
     ];
     const PREFIXES: &[&str] = &[
         "tools/",
         "prompts/",
         "resources/",
         "roots/",
-        "tasks/",
         "notifications/",
     ];
     DEFINED.contains(&method) || PREFIXES.iter().any(|p| method.starts_with(p))

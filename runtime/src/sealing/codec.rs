@@ -28,7 +28,7 @@
 //! `aes` crate's own `zeroize` feature is enabled, which aes-gcm's feature does not do.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use aes_gcm::aead::{Aead, AeadInPlace, KeyInit, Payload};
@@ -68,6 +68,8 @@ pub struct StateKey {
     /// Unix seconds.
     created_at: u64,
     seals: AtomicU64,
+    /// Set by the first worker of this process to ask for this key's rotation.
+    rotation_asked: AtomicBool,
 }
 
 impl StateKey {
@@ -108,6 +110,7 @@ impl StateKey {
             secret,
             created_at: unix_secs(SystemTime::now()),
             seals: AtomicU64::new(0),
+            rotation_asked: AtomicBool::new(false),
         }
     }
 
@@ -132,6 +135,13 @@ impl StateKey {
     /// How many tokens this process has sealed under this key since it was made or loaded.
     pub fn seals(&self) -> u64 {
         self.seals.load(Ordering::Relaxed)
+    }
+
+    /// True for the first caller only: the one worker of this process that asks the
+    /// KeyManager to rotate this key once it is used up, so a busy process sends one request,
+    /// not one per seal until the new key arrives.
+    pub fn claim_rotation_request(&self) -> bool {
+        !self.rotation_asked.swap(true, Ordering::Relaxed)
     }
 
     /// The raw key bytes. **Only** for sharing the key with other processes or wrapping it
@@ -249,6 +259,13 @@ mod tests {
 
     fn reencode(kid: &str, blob: &[u8]) -> String {
         format!("{PREFIX}{kid}.{}", URL_SAFE_NO_PAD.encode(blob))
+    }
+
+    #[test]
+    fn only_the_first_caller_claims_a_keys_rotation_request() {
+        let key = StateKey::generate();
+        assert!(key.claim_rotation_request());
+        assert!(!key.claim_rotation_request());
     }
 
     #[test]

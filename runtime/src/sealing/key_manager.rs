@@ -2,7 +2,8 @@
 //! messages.
 //!
 //! It is **not** on the request path. A cross-Arbiter `send` costs about 16 µs, so workers
-//! never ask it for a key: each worker [`Subscribe`]s once, gets the current [`KeyRings`]
+//! never ask it for a key they have (the one exception: the first request of a tenant created
+//! after the worker started, which waits for [`EnsureTenant`] once): each worker [`Subscribe`]s once, gets the current [`KeyRings`]
 //! snapshot, and is pushed a new snapshot ([`KeyRingsChanged`]) whenever a ring changes. Rings
 //! are immutable and shared by `Arc`, so a snapshot is a pointer copy, and a worker seals and
 //! opens with no lock and no hop.

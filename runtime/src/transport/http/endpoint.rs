@@ -47,6 +47,12 @@ pub(crate) async fn post(
         Ok(response) => response,
         Err(Rejection { id, error }) => {
             service.metrics.record_rejection();
+            tracing::info!(
+                tenant = tenant.as_str(),
+                code = error.code.code(),
+                status = error.http_status(),
+                "request refused"
+            );
             let mut response = json_error(id.as_ref(), &error);
             if error.code == ErrorCode::Unauthorized {
                 response.headers_mut().insert(
