@@ -5,7 +5,7 @@ use std::panic::AssertUnwindSafe;
 
 use serde_json::{json, Value};
 
-use crate::support::{meta, rpc, Server, LAB};
+use crate::support::{meta, rpc, Server, ALICE, DEMO, LAB};
 
 fn list_tools(params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params})
@@ -119,6 +119,18 @@ async fn a_client_notification_is_accepted_with_202_and_no_body() {
     let reply = server.send(LAB, &body).await;
     assert_eq!(reply.status, 202, "{reply:?}");
     assert!(reply.body.is_empty(), "{reply:?}");
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_notification_needs_a_known_tenant_and_a_valid_key_like_any_request() {
+    let server = Server::start().await;
+    let body =
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}});
+    server.send("nobody", &body).await.error(-31004, 404);
+    server.send(DEMO, &body).await.error(-31001, 401);
+    let accepted = server.post(DEMO, &body).bearer(ALICE).send().await;
+    assert_eq!(accepted.status, 202, "{accepted:?}");
     server.stop().await;
 }
 

@@ -374,6 +374,35 @@ impl UriTemplate {
 mod tests {
     use super::*;
 
+    struct Items;
+
+    #[async_trait::async_trait(?Send)]
+    impl ResourceTemplate for Items {
+        fn descriptor(&self) -> crate::handler::TemplateDescriptor {
+            crate::handler::TemplateDescriptor::new("x://items/{id}", "items", "text/plain")
+        }
+
+        async fn read(
+            &self,
+            _ctx: crate::handler::Context,
+            _uri: &str,
+            _vars: TemplateVars,
+        ) -> crate::handler::ResourceOutcome {
+            Err(crate::handler::HandlerError::Internal(
+                "not read in this test".into(),
+            ))
+        }
+    }
+
+    #[test]
+    fn a_template_added_twice_is_listed_once() {
+        let c = Catalog::builder()
+            .template(Arc::new(Items))
+            .template(Arc::new(Items))
+            .build();
+        assert_eq!(c.templates_list().as_array().map(Vec::len), Some(1));
+    }
+
     #[test]
     fn custom_methods_cannot_take_names_mcp_defines() {
         for reserved in [

@@ -276,3 +276,39 @@ impl ContextBuilder {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handler::Catalog;
+
+    #[test]
+    fn a_notifier_drops_what_its_stream_cannot_hold() {
+        let (notifier, mut rx) = Notifier::channel(Some(json!("p")), None);
+        let tenant = Arc::new(Tenant::new("t", Catalog::builder().build()));
+        let ctx = Context::builder(tenant).notifier(Some(notifier)).build();
+        for i in 0..(Notifier::CAPACITY + 50) {
+            ctx.progress(i as f64, None, None);
+        }
+        let mut received = 0;
+        while rx.try_recv().is_ok() {
+            received += 1;
+        }
+        assert_eq!(received, Notifier::CAPACITY);
+    }
+
+    #[test]
+    fn progress_that_does_not_increase_is_dropped() {
+        let (notifier, mut rx) = Notifier::channel(Some(json!("p")), None);
+        let tenant = Arc::new(Tenant::new("t", Catalog::builder().build()));
+        let ctx = Context::builder(tenant).notifier(Some(notifier)).build();
+        for p in [1.0, 1.0, 0.5, 2.0] {
+            ctx.progress(p, None, None);
+        }
+        let mut seen = Vec::new();
+        while let Ok(n) = rx.try_recv() {
+            seen.push(n.params["progress"].as_f64().unwrap_or_default());
+        }
+        assert_eq!(seen, [1.0, 2.0]);
+    }
+}
