@@ -25,9 +25,9 @@ use super::methods;
 use super::mrtr::{self, Produced};
 use super::protection::Protection;
 use super::stamp;
-use crate::handler::{Context, ContextBuilder, Notifier, Outcome};
+use crate::handler::{Catalog, Context, ContextBuilder, Notifier, Outcome};
 use crate::protocol::meta::SUBSCRIPTION_ID;
-use crate::protocol::{ClientCapabilities, Era, McpError, Request, RequestId};
+use crate::protocol::{ClientCapabilities, Era, McpError, Request, RequestId, ResultType};
 use crate::sealing::{
     EnsureTenant, KeyManager, KeyRings, KeyRingsChanged, SetTenantGrace, Subscribe,
 };
@@ -54,6 +54,9 @@ impl From<&Envelope> for Scope {
 #[derive(Debug)]
 pub struct Call {
     pub tenant: Arc<Tenant>,
+    /// The tenant's catalog as it was when the request arrived: one snapshot serves the
+    /// header checks and the dispatch.
+    pub catalog: Arc<Catalog>,
     pub principal: Principal,
     pub request: Request,
     pub scope: Scope,
@@ -86,7 +89,48 @@ pub enum Reply {
     Cancelled,
 }
 
+/// What became of a request, as the span and the metrics count it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyKind {
+    Complete,
+    InputRequired,
+    Task,
+    Error,
+    Listen,
+    Cancelled,
+}
+
+impl ReplyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::InputRequired => "input_required",
+            Self::Task => "task",
+            Self::Error => "error",
+            Self::Listen => "listen",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
 impl Reply {
+    pub fn kind(&self) -> ReplyKind {
+        match self {
+            Reply::Result(r) => match r
+                .get("resultType")
+                .and_then(Value::as_str)
+                .map(ResultType::parse)
+            {
+                Some(ResultType::InputRequired) => ReplyKind::InputRequired,
+                Some(ResultType::Task) => ReplyKind::Task,
+                _ => ReplyKind::Complete,
+            },
+            Reply::Error(_) => ReplyKind::Error,
+            Reply::Listen(_) => ReplyKind::Listen,
+            Reply::Cancelled => ReplyKind::Cancelled,
+        }
+    }
+
     /// The worker's Dispatcher did not answer (it stopped): an internal error.
     pub fn unavailable() -> Reply {
         Reply::Error(McpError::internal("Internal error: dispatcher unavailable"))
@@ -212,9 +256,6 @@ impl std::fmt::Debug for StateKeys {
 impl Dispatcher {
     /// `keys` is required when `config.sealing` is set.
     pub fn new(config: Arc<RuntimeConfig>, keys: Option<StateKeys>) -> Self {
-        if config.sealing.is_none() {
-            tracing::warn!("requestState is not sealed: handler state reaches clients as written");
-        }
         Self { config, keys }
     }
 
@@ -327,7 +368,8 @@ pub(crate) async fn dispatch(
         method = call.request.method.as_str(),
         target = Empty,
         round = Empty,
-        outcome = Empty
+        outcome = Empty,
+        code = Empty
     );
     let cancel = call.cancel.clone();
     async move {
@@ -354,13 +396,11 @@ pub(crate) async fn dispatch(
                 }
             },
         };
-        let outcome = match &reply {
-            Reply::Result(r) => r.get("resultType").and_then(Value::as_str).unwrap_or("complete").to_owned(),
-            Reply::Error(e) => format!("error {}", e.code.code()),
-            Reply::Listen(_) => "listen".to_owned(),
-            Reply::Cancelled => "cancelled".to_owned(),
-        };
-        tracing::Span::current().record("outcome", outcome.as_str());
+        let span = tracing::Span::current();
+        span.record("outcome", reply.kind().as_str());
+        if let Reply::Error(e) = &reply {
+            span.record("code", e.code.code());
+        }
         tracing::info!("request done");
         reply
     }
@@ -370,13 +410,12 @@ pub(crate) async fn dispatch(
 
 async fn route(call: &Call, protection: &Protection, config: &RuntimeConfig) -> Reply {
     let method = call.request.method.as_str();
-    let params = call.request.params.as_ref();
     let result = match method {
-        "server/discover" => Ok(methods::discover(&call.tenant)),
+        "server/discover" => Ok(methods::discover(call)),
         "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
-            methods::list(method, &call.tenant, params)
+            methods::list(method, call)
         }
-        "completion/complete" => methods::complete(&call.tenant, params),
+        "completion/complete" => methods::complete(call),
         "subscriptions/listen" => {
             return methods::listen(call).map_or_else(Reply::Error, Reply::Listen)
         }
@@ -410,8 +449,8 @@ async fn route(call: &Call, protection: &Protection, config: &RuntimeConfig) -> 
 
 /// A custom method from the catalog. It may not ask for input.
 async fn custom(call: &Call, method: &str) -> Result<Map<String, Value>, McpError> {
-    let catalog = call.tenant.catalog();
-    let handler = catalog
+    let handler = call
+        .catalog
         .method(method)
         .ok_or_else(|| McpError::method_not_found(method))?
         .clone();
@@ -428,15 +467,7 @@ async fn custom(call: &Call, method: &str) -> Result<Map<String, Value>, McpErro
             );
             Err(McpError::internal("Internal error"))
         }
-        Ok(Outcome::InputRequired(_)) => {
-            tracing::error!(
-                method,
-                "handler returned input-required from a method that may not return it"
-            );
-            Err(McpError::internal(
-                "Internal error: input-required is not allowed for this method",
-            ))
-        }
+        Ok(Outcome::InputRequired(_)) => Err(stamp::input_required_not_allowed(method)),
         Err(e) => Err(e.into_wire(method)),
     }
 }
@@ -494,11 +525,10 @@ mod tests {
             .finish();
         let _default = tracing::subscriber::set_default(subscriber);
 
-        let tenant = Arc::new(Tenant::new(
-            "t",
-            Catalog::builder().method(Arc::new(Asks)).build(),
-        ));
+        let catalog = Catalog::builder().method(Arc::new(Asks)).build();
+        let tenant = Arc::new(Tenant::new("t", catalog));
         let call = Call {
+            catalog: tenant.catalog(),
             tenant,
             principal: Principal::anonymous(),
             request: Request {

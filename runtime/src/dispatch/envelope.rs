@@ -8,7 +8,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use crate::handler::{Catalog, HeaderKind, HeaderParam};
-use crate::protocol::{Era, McpError, ProtocolVersion, Request, RequestMeta};
+use crate::protocol::{McpError, ProtocolVersion, Request, RequestMeta};
 
 /// Methods of earlier revisions that 2026-07-28 removed: answered -32601 (HTTP 404) whatever
 /// their envelope, so a legacy client learns at once that this server is modern-only.
@@ -44,7 +44,6 @@ pub struct HttpCheck<'a> {
 #[derive(Debug, Clone)]
 pub struct Envelope {
     pub version: ProtocolVersion,
-    pub era: Era,
     pub meta: RequestMeta,
 }
 
@@ -81,11 +80,7 @@ pub fn check_modern(request: &Request, http: Option<HttpCheck<'_>>) -> Result<En
         .ok_or_else(|| {
             McpError::unsupported_version(&meta.protocol_version, ProtocolVersion::MODERN_STRS)
         })?;
-    Ok(Envelope {
-        version,
-        era: version.era(),
-        meta,
-    })
+    Ok(Envelope { version, meta })
 }
 
 /// `Mcp-Param-*` of a `tools/call`, for a tool this catalog has (an unknown tool is dispatch's

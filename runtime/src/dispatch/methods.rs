@@ -15,8 +15,8 @@ const MAX_COMPLETIONS: usize = 100;
 
 /// `server/discover`: versions, capabilities (only what the catalog really has), caching
 /// hints. `serverInfo` goes into `_meta` when the result is stamped.
-pub(crate) fn discover(tenant: &Tenant) -> Map<String, Value> {
-    let catalog = tenant.catalog();
+pub(crate) fn discover(call: &Call) -> Map<String, Value> {
+    let (tenant, catalog) = (&call.tenant, &call.catalog);
     let mut caps = Map::new();
     if catalog.has_tools() {
         caps.insert("tools".into(), json!({ "listChanged": true }));
@@ -49,18 +49,15 @@ pub(crate) fn discover(tenant: &Tenant) -> Map<String, Value> {
 
 /// `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`. Lists fit in
 /// one page, so Roundtrip never issues a cursor and any cursor is invalid.
-pub(crate) fn list(
-    method: &str,
-    tenant: &Tenant,
-    params: Option<&Map<String, Value>>,
-) -> Result<Map<String, Value>, McpError> {
+pub(crate) fn list(method: &str, call: &Call) -> Result<Map<String, Value>, McpError> {
+    let params = call.request.params.as_ref();
     if params
         .and_then(|p| p.get("cursor"))
         .is_some_and(|c| !c.is_null())
     {
         return Err(McpError::invalid_params("Invalid cursor"));
     }
-    let catalog = tenant.catalog();
+    let catalog = &call.catalog;
     let (key, items, offered) = match method {
         "tools/list" => ("tools", catalog.tools_list(), catalog.has_tools()),
         "prompts/list" => ("prompts", catalog.prompts_list(), catalog.has_prompts()),
@@ -80,7 +77,7 @@ pub(crate) fn list(
     }
     let mut out = Map::new();
     out.insert(key.into(), Value::clone(items));
-    cache_hints(&mut out, tenant);
+    cache_hints(&mut out, &call.tenant);
     Ok(out)
 }
 
@@ -98,11 +95,9 @@ pub(crate) fn read_cache_hints(out: &mut Map<String, Value>) {
 }
 
 /// `completion/complete` for a prompt argument or a resource-template variable.
-pub(crate) fn complete(
-    tenant: &Tenant,
-    params: Option<&Map<String, Value>>,
-) -> Result<Map<String, Value>, McpError> {
-    let catalog = tenant.catalog();
+pub(crate) fn complete(call: &Call) -> Result<Map<String, Value>, McpError> {
+    let params = call.request.params.as_ref();
+    let catalog = &call.catalog;
     if !catalog.has_prompts() && !catalog.has_resources() {
         return Err(McpError::method_not_found("completion/complete"));
     }
@@ -164,7 +159,7 @@ pub(crate) fn complete(
 /// `subscriptions/listen`: which of the requested notifications this tenant honours. The
 /// transport keeps the stream open and renders each change through [`Listen::render`].
 pub(crate) fn listen(call: &Call) -> Result<Listen, McpError> {
-    let catalog = call.tenant.catalog();
+    let catalog = &call.catalog;
     if !catalog.has_tools() && !catalog.has_prompts() && !catalog.has_resources() {
         // Nothing could ever change, and discover advertises no list-changed: no such method.
         return Err(McpError::method_not_found("subscriptions/listen"));

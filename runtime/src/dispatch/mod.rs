@@ -15,6 +15,6 @@ mod protection;
 pub mod stamp;
 
 pub use config::RuntimeConfig;
-pub use dispatcher::{Call, Dispatch, Dispatcher, Listen, Reply, Scope, StateKeys};
+pub use dispatcher::{Call, Dispatch, Dispatcher, Listen, Reply, ReplyKind, Scope, StateKeys};
 pub use envelope::{Envelope, HttpHeaders};
 pub use protection::Protection;

@@ -2,6 +2,7 @@
 //! `resources/read`): validate the retry, open the state, run the handler, then gate, seal
 //! and shape what it returned.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use futures_util::future::LocalBoxFuture;
@@ -36,13 +37,14 @@ pub(crate) async fn run(
     tracing::Span::current().record("target", target.as_str());
     let input_responses = parse_input_responses(params.get("inputResponses"))?;
 
-    // The argument digest is needed only to open or seal a state, so it is computed then.
+    // The argument digest is needed only to open or seal a state: computed then, and once.
+    let digest = OnceCell::new();
     let binding = || Binding {
         tenant: call.tenant.slug(),
         principal: call.principal.id(),
         method,
         target: &target,
-        args_digest: args_digest(params.get("arguments")),
+        args_digest: *digest.get_or_init(|| args_digest(params.get("arguments"))),
     };
     let opened = match params.get("requestState") {
         None | Some(Value::Null) => Opened::default(),
@@ -57,8 +59,12 @@ pub(crate) async fn run(
     };
     tracing::Span::current().record("round", opened.round);
 
-    let catalog = call.tenant.catalog();
-    let handler_run = prepare(method, &catalog, &target, arguments.unwrap_or_default())?;
+    let handler_run = prepare(
+        method,
+        &call.catalog,
+        &target,
+        arguments.unwrap_or_default(),
+    )?;
     let ctx = call
         .context()
         .input_responses(input_responses)

@@ -14,12 +14,22 @@ pub fn may_require_input(method: &str) -> bool {
     matches!(method, "tools/call" | "prompts/get" | "resources/read")
 }
 
+/// The error (and the log line) for an input-required outcome from a method that may not
+/// return one: a handler bug the client must not see as a result.
+pub fn input_required_not_allowed(method: &str) -> McpError {
+    tracing::error!(
+        method,
+        "handler returned input-required from a method that may not return it"
+    );
+    McpError::internal("Internal error: input-required is not allowed for this method")
+}
+
 /// The extension whose `resultType: "task"` a request must declare before it may get one.
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// Stamps a result for `era`. A result that claims `input_required` from a method that may
-/// not return one, `task` for a request that did not declare the tasks extension, or a value
-/// no one defined, is refused: the runtime never lets it reach the client.
+/// not return one, `task` other than for a `tools/call` that declared the tasks extension,
+/// or a value no one defined, is refused: the runtime never lets it reach the client.
 pub fn stamp(
     method: &str,
     result: &mut Map<String, Value>,
@@ -31,10 +41,10 @@ pub fn stamp(
         .get("resultType")
         .and_then(Value::as_str)
         .map(ResultType::parse);
+    if claimed == Some(ResultType::InputRequired) && !may_require_input(method) {
+        return Err(input_required_not_allowed(method));
+    }
     let refused = match &claimed {
-        Some(ResultType::InputRequired) if !may_require_input(method) => {
-            Some("input-required is not allowed for this method")
-        }
         Some(ResultType::Task) if method != "tools/call" || !declares_tasks(declared) => {
             Some("a task result is for tools/call, and needs the tasks extension declared")
         }

@@ -204,6 +204,7 @@ async fn dispatch(
     let in_flight = InFlight::new(cancel.clone(), service.clone());
     let call = Call {
         tenant: tenant.clone(),
+        catalog,
         principal,
         scope: Scope::from(&envelope),
         request,

@@ -7,8 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use actix_web::{web, HttpResponse};
 
 use super::McpService;
-use crate::dispatch::Reply;
-use crate::protocol::ResultType;
+use crate::dispatch::{Reply, ReplyKind};
 
 /// Counters of what the MCP endpoint answered. Atomics: no lock on the request path.
 #[derive(Debug, Default)]
@@ -29,20 +28,11 @@ impl Metrics {
 
     /// A reply that reached its client (listen replies count as streams).
     pub(crate) fn record_reply(&self, reply: &Reply) {
-        match reply {
-            Reply::Result(r) => {
-                let kind = r
-                    .get("resultType")
-                    .and_then(|v| v.as_str())
-                    .map(ResultType::parse);
-                Self::inc(if kind == Some(ResultType::InputRequired) {
-                    &self.input_required
-                } else {
-                    &self.complete
-                });
-            }
-            Reply::Error(_) => Self::inc(&self.errors),
-            Reply::Listen(_) | Reply::Cancelled => {}
+        match reply.kind() {
+            ReplyKind::InputRequired => Self::inc(&self.input_required),
+            ReplyKind::Error => Self::inc(&self.errors),
+            ReplyKind::Complete | ReplyKind::Task => Self::inc(&self.complete),
+            ReplyKind::Listen | ReplyKind::Cancelled => {}
         }
     }
 

@@ -83,6 +83,9 @@ impl McpService {
         http: HttpConfig,
         keys: Option<StateKeys>,
     ) -> Arc<Self> {
+        if runtime.sealing.is_none() {
+            tracing::warn!("requestState is not sealed: handler state reaches clients as written");
+        }
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         Arc::new(Self {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),

@@ -68,6 +68,13 @@ fn notification_event(n: &OutgoingNotification) -> Bytes {
     sse_event(&notification_bytes(n.method, &n.params))
 }
 
+/// Queues the notifications already sent when the reply arrived: they precede it.
+fn drain(rx: &mut Receiver<OutgoingNotification>, pending: &mut VecDeque<Bytes>) {
+    while let Ok(n) = rx.try_recv() {
+        pending.push_back(notification_event(&n));
+    }
+}
+
 /// The final event of a request stream; `None` when there is nothing to send.
 fn final_event(service: &McpService, id: &RequestId, reply: Reply) -> Option<Bytes> {
     service.metrics.record_reply(&reply);
@@ -95,15 +102,12 @@ pub(crate) async fn request_stream(
         biased;
         r = &mut reply => {
             let r = r.unwrap_or_else(|_| Reply::unavailable());
-            while let Ok(n) = rx.try_recv() {
-                pending.push_back(notification_event(&n));
-            }
+            in_flight.finish();
+            drain(&mut rx, &mut pending);
             let keeps_status = matches!(&r, Reply::Error(e) if e.http_status() != 200);
             if pending.is_empty() || keeps_status || matches!(r, Reply::Listen(_)) {
-                in_flight.finish();
                 return frame(&service, &id, r, &tenant);
             }
-            in_flight.finish();
             pending.extend(final_event(&service, &id, r));
             let open = OpenStream::new(service);
             return sse_response(stream::unfold((pending, open), |(mut pending, open)| async move {
@@ -152,9 +156,7 @@ pub(crate) async fn request_stream(
                     if let Some(in_flight) = s.in_flight.take() {
                         in_flight.finish();
                     }
-                    while let Ok(n) = s.rx.try_recv() {
-                        s.pending.push_back(notification_event(&n));
-                    }
+                    drain(&mut s.rx, &mut s.pending);
                     let r = r.unwrap_or_else(|_| Reply::unavailable());
                     s.pending.extend(final_event(&s.service, &s.id, r));
                 }
