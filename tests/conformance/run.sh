@@ -261,7 +261,10 @@ main() {
   start_server
 
   # One line per protocol revision; each needs tests/conformance/expected-failures-REV.yml.
+  # 2026-07-28 runs at the stateless wire; 2025-11-25 at the legacy one (initialize handshake,
+  # Mcp-Session-Id, server-to-client requests), on the same URL.
   run_requirements 2026-07-28
+  run_requirements 2025-11-25
 
   # Scenarios the 2026-07-28 set runs but does not score ("pending"); we require them.
   local extra

@@ -8,16 +8,22 @@
 //! - [`stateless`]: the tools `server-stateless` probes (capability gate, no server requests
 //!   or unrequested logs on a stream, list-changed triggers);
 //! - [`mrtr`]: the multi round-trip (input-required) tools and prompt;
+//! - [`legacy`]: the fixtures of the legacy-only (2025-11-25) scenarios: sampling,
+//!   elicitation (plain, SEP-1034 defaults, SEP-1330 enums), logging, and the subscribable
+//!   `test://watched-resource`; written as input-required handlers that the runtime's legacy
+//!   shim turns into server-to-client requests;
 //! - [`headers`]: the `x-mcp-header` tool and the JSON Schema 2020-12 tool.
 //!
 //! **Order matters** and is fixed here: lists keep insertion order, and some scenarios use
 //! "the first one". `tools[0]` (`test_simple_text`) must succeed with `{}` arguments
 //! (`http-header-validation`); the first tool annotating any property with `x-mcp-header` must
 //! annotate a string (`http-custom-header-server-validation`), so `headers` comes last;
-//! `resources[0]` must be readable (`caching`).
+//! `resources[0]` must be readable (`caching`). Later groups (`legacy`) are appended after
+//! the existing ones (tools before `headers`) so that none of these "first" items moves.
 
 mod content;
 mod headers;
+mod legacy;
 mod mrtr;
 mod stateless;
 
@@ -29,6 +35,7 @@ pub fn catalog() -> Catalog {
         .into_iter()
         .chain(stateless::tools())
         .chain(mrtr::tools())
+        .chain(legacy::tools())
         .chain(headers::tools())
     {
         builder = builder.tool(tool);
@@ -36,7 +43,7 @@ pub fn catalog() -> Catalog {
     for prompt in content::prompts().into_iter().chain(mrtr::prompts()) {
         builder = builder.prompt(prompt);
     }
-    for resource in content::resources() {
+    for resource in content::resources().into_iter().chain(legacy::resources()) {
         builder = builder.resource(resource);
     }
     for template in content::templates() {
@@ -83,6 +90,11 @@ mod tests {
             "test_input_required_result_multi_round",
             "test_input_required_result_tampered_state",
             "test_input_required_result_capabilities",
+            "test_sampling",
+            "test_elicitation",
+            "test_elicitation_sep1034_defaults",
+            "test_elicitation_sep1330_enums",
+            "test_tool_with_logging",
             "test_x_mcp_header",
             "json_schema_2020_12_tool",
         ] {
@@ -99,6 +111,7 @@ mod tests {
             assert!(prompts.iter().any(|p| p == name), "prompt {name} listed");
         }
         assert!(c.resource("test://static-binary").is_some());
+        assert!(c.resource("test://watched-resource").is_some());
         assert!(c.template_for("test://template/123/data").is_some());
     }
 
