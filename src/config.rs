@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::RuntimeConfig;
+use roundtrip_runtime::legacy::LegacyConfig;
 use roundtrip_runtime::sealing::SealPolicy;
 use roundtrip_runtime::transport::http::HttpConfig;
 use serde::Deserialize;
@@ -57,6 +58,7 @@ pub struct Config {
     pub http: HttpSettings,
     pub mcp: McpSettings,
     pub state: StateSettings,
+    pub legacy: LegacySettings,
 }
 
 impl std::fmt::Debug for Config {
@@ -110,6 +112,48 @@ pub struct StateSettings {
     pub max_state_bytes: usize,
 }
 
+/// Legacy (2025-11-25 and older) sessions and the shim that relays input requests to them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct LegacySettings {
+    /// Live legacy sessions per process; `initialize` beyond it gets HTTP 503.
+    pub max_sessions: usize,
+    /// A session with no request, flow or open stream for this long ends.
+    pub idle_timeout_secs: u64,
+    /// How long the shim waits for the client's answer to one input request.
+    pub leg_timeout_secs: u64,
+    /// Tenants whose input-required results are not relayed to legacy sessions (they get
+    /// the refusal instead).
+    pub shim_disabled_for: Vec<String>,
+}
+
+impl Default for LegacySettings {
+    fn default() -> Self {
+        let runtime = LegacyConfig::default();
+        Self {
+            max_sessions: runtime.max_sessions,
+            idle_timeout_secs: runtime.idle_timeout.as_secs(),
+            leg_timeout_secs: runtime.leg_timeout.as_secs(),
+            shim_disabled_for: Vec::new(),
+        }
+    }
+}
+
+impl LegacySettings {
+    pub fn runtime(&self) -> LegacyConfig {
+        LegacyConfig {
+            max_sessions: self.max_sessions,
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+            leg_timeout: Duration::from_secs(self.leg_timeout_secs),
+        }
+    }
+
+    /// Whether `slug`'s input requests are relayed to its legacy sessions.
+    pub fn shim_enabled(&self, slug: &str) -> bool {
+        !self.shim_disabled_for.iter().any(|s| s.trim() == slug)
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -120,6 +164,7 @@ impl Default for Config {
             http: HttpSettings::default(),
             mcp: McpSettings::default(),
             state: StateSettings::default(),
+            legacy: LegacySettings::default(),
         }
     }
 }
@@ -197,6 +242,9 @@ pub enum InvalidConfig {
     Listen(String),
 }
 
+/// Longest idle time of a legacy session, and longest wait for one answer: a day.
+const MAX_LEGACY_TIMEOUT_SECS: u64 = 24 * 60 * 60;
+
 /// Longest lifetime of a sealed state: a day. Rotated keys stay verifiable that long.
 const MAX_STATE_TTL_SECS: u64 = 24 * 60 * 60;
 
@@ -232,6 +280,7 @@ impl Config {
             .list_separator(",")
             .with_list_parse_key("http.allowed_hosts")
             .with_list_parse_key("http.allowed_origins")
+            .with_list_parse_key("legacy.shim_disabled_for")
             .try_parsing(true)
             .source(environment);
         let config: Config = builder
@@ -290,6 +339,19 @@ impl Config {
             "mcp.max_rounds",
             u64::from(mcp.max_rounds),
             u64::from(MAX_ROUNDS_LIMIT),
+        )?;
+
+        let legacy = &self.legacy;
+        non_zero("legacy.max_sessions", legacy.max_sessions as u64)?;
+        within(
+            "legacy.idle_timeout_secs",
+            legacy.idle_timeout_secs,
+            MAX_LEGACY_TIMEOUT_SECS,
+        )?;
+        within(
+            "legacy.leg_timeout_secs",
+            legacy.leg_timeout_secs,
+            MAX_LEGACY_TIMEOUT_SECS,
         )?;
 
         let state = &self.state;

@@ -9,6 +9,7 @@ use actix::{Actor, Arbiter};
 use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
+use roundtrip_runtime::handler::TenantSettings;
 use roundtrip_runtime::sealing::{
     EnsureTenant, KeyManager, LocalKeyShare, SealPolicy, SetTenantGrace, Snapshot,
 };
@@ -59,7 +60,12 @@ pub fn default_tenants(config: &Config) -> anyhow::Result<(TenantRegistry, Optio
             catalogs: vec![catalog.into()],
         };
         let catalog = catalogs::build(&spec.catalogs)?;
+        let settings = TenantSettings {
+            legacy_shim: config.legacy.shim_enabled(slug),
+            ..TenantSettings::default()
+        };
         let tenant = Tenant::new(slug, catalog)
+            .with_settings(settings)
             .with_server_info(serde_json::json!({ "name": format!("roundtrip-{slug}"), "title": name, "version": env!("CARGO_PKG_VERSION") }));
         registry.insert(spec, tenant)?;
     }
@@ -131,6 +137,7 @@ pub async fn start_with(
         cancel_grace: Duration::from_millis(config.mcp.cancel_grace_ms),
         max_rounds: config.mcp.max_rounds,
         sealing: Some(policy),
+        legacy: config.legacy.runtime(),
     };
     let http_config = HttpConfig {
         max_body_bytes: config.http.max_body_bytes,

@@ -12,6 +12,7 @@
 
 pub mod dispatch;
 pub mod handler;
+pub mod legacy;
 pub mod protocol;
 pub mod sealing;
 pub mod tenancy;

@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::support::{
-    rpc, Server, CLIENT_CAPABILITIES, CLIENT_INFO, LAB, PROTOCOL_VERSION, VERSION,
+    meta, rpc, Server, CLIENT_CAPABILITIES, CLIENT_INFO, LAB, PROTOCOL_VERSION, VERSION,
 };
 
 #[actix_web::test]
@@ -76,16 +76,18 @@ async fn an_unsupported_version_in_header_and_meta_is_32022_naming_the_supported
 }
 
 #[actix_web::test]
-async fn a_legacy_initialize_without_meta_is_method_not_found_naming_the_modern_versions() {
-    // A 2025-11-25 client starts with `initialize`: it must get a modern error body, not a
-    // session.
+async fn an_initialize_with_the_modern_envelope_is_method_not_found_naming_the_modern_versions() {
+    // A modern client never begins a session: `initialize` sent as a modern request is a
+    // removed method, and gets a modern error body rather than a session.
     let server = Server::start().await;
     let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"},
+        "_meta": meta(json!({}))
     }});
     let reply = server
         .post(LAB, &body)
-        .header("mcp-protocol-version", "2025-11-25")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "initialize")
         .send()
         .await;
     let error = reply.error(-32601, 404);

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::legacy::LegacyConfig;
 use crate::sealing::SealPolicy;
 
 #[derive(Debug, Clone)]
@@ -16,6 +17,8 @@ pub struct RuntimeConfig {
     /// `None`: `requestState` passes through exactly as the handler wrote it (library users
     /// who configure no security). The `roundtrip` binary always seals.
     pub sealing: Option<SealPolicy>,
+    /// Legacy sessions and their shim.
+    pub legacy: LegacyConfig,
 }
 
 impl Default for RuntimeConfig {
@@ -25,6 +28,7 @@ impl Default for RuntimeConfig {
             cancel_grace: Duration::from_secs(1),
             max_rounds: 8,
             sealing: None,
+            legacy: LegacyConfig::default(),
         }
     }
 }

@@ -10,6 +10,7 @@
 use std::collections::HashSet;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix::prelude::*;
 use futures_util::FutureExt;
@@ -24,6 +25,7 @@ use super::envelope::Envelope;
 use super::methods;
 use super::mrtr::{self, Produced};
 use super::protection::Protection;
+use super::shim::{self, Shim};
 use super::stamp;
 use crate::handler::{Catalog, Context, ContextBuilder, Notifier, Outcome};
 use crate::protocol::meta::SUBSCRIPTION_ID;
@@ -62,6 +64,8 @@ pub struct Call {
     pub scope: Scope,
     pub notifier: Option<Notifier>,
     pub cancel: CancellationToken,
+    /// Legacy requests only: how the shim reaches the client.
+    pub shim: Option<Shim>,
 }
 
 impl Call {
@@ -372,9 +376,16 @@ pub(crate) async fn dispatch(
         code = Empty
     );
     let cancel = call.cancel.clone();
+    // A shim flow waits for people: its handler runs and its legs have their own bounds.
+    let timeout = if call.scope.era == Era::Legacy && stamp::may_require_input(&call.request.method)
+    {
+        Duration::MAX
+    } else {
+        config.request_timeout
+    };
     async move {
         let work = AssertUnwindSafe(route(&call, &protection, &config)).catch_unwind();
-        let mut work = std::pin::pin!(tokio::time::timeout(config.request_timeout, work));
+        let mut work = std::pin::pin!(tokio::time::timeout(timeout, work));
         let reply = tokio::select! {
             biased;
             _ = cancel.cancelled() => {
@@ -410,7 +421,15 @@ pub(crate) async fn dispatch(
 
 async fn route(call: &Call, protection: &Protection, config: &RuntimeConfig) -> Reply {
     let method = call.request.method.as_str();
+    let legacy = call.scope.era == Era::Legacy;
     let result = match method {
+        "server/discover" | "subscriptions/listen" if legacy => {
+            Err(McpError::method_not_found(method))
+        }
+        m if legacy && stamp::may_require_input(m) => match &call.shim {
+            Some(s) => shim::run(call, s).await,
+            None => Err(shim::refused("no relay to the client for this request")),
+        },
         "server/discover" => Ok(methods::discover(call)),
         "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
             methods::list(method, call)
@@ -542,6 +561,7 @@ mod tests {
             },
             notifier: None,
             cancel: CancellationToken::new(),
+            shim: None,
         };
         let reply = dispatch(
             call,

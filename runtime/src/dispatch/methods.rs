@@ -6,8 +6,9 @@ use std::collections::HashSet;
 use serde_json::{json, Map, Value};
 
 use super::dispatcher::{Call, Listen};
+use crate::handler::Catalog;
 use crate::protocol::result::{to_object, Completion};
-use crate::protocol::{McpError, ProtocolVersion};
+use crate::protocol::{Era, McpError, ProtocolVersion};
 use crate::tenancy::Tenant;
 
 /// Most completion values one answer carries (the spec's cap).
@@ -16,7 +17,24 @@ const MAX_COMPLETIONS: usize = 100;
 /// `server/discover`: versions, capabilities (only what the catalog really has), caching
 /// hints. `serverInfo` goes into `_meta` when the result is stamped.
 pub(crate) fn discover(call: &Call) -> Map<String, Value> {
-    let (tenant, catalog) = (&call.tenant, &call.catalog);
+    let tenant = &call.tenant;
+    let caps = server_capabilities(&call.catalog);
+    let mut out = Map::new();
+    out.insert(
+        "supportedVersions".into(),
+        json!(ProtocolVersion::MODERN_STRS),
+    );
+    out.insert("capabilities".into(), Value::Object(caps));
+    if let Some(instructions) = tenant.instructions() {
+        out.insert("instructions".into(), json!(instructions));
+    }
+    cache_hints(&mut out, tenant);
+    out
+}
+
+/// The server capabilities a catalog supports: only what it really has. `server/discover`
+/// and a legacy `initialize` both advertise these.
+pub fn server_capabilities(catalog: &Catalog) -> Map<String, Value> {
     let mut caps = Map::new();
     if catalog.has_tools() {
         caps.insert("tools".into(), json!({ "listChanged": true }));
@@ -34,17 +52,7 @@ pub(crate) fn discover(call: &Call) -> Map<String, Value> {
         caps.insert("completions".into(), json!({}));
     }
     caps.insert("logging".into(), json!({}));
-    let mut out = Map::new();
-    out.insert(
-        "supportedVersions".into(),
-        json!(ProtocolVersion::MODERN_STRS),
-    );
-    out.insert("capabilities".into(), Value::Object(caps));
-    if let Some(instructions) = tenant.instructions() {
-        out.insert("instructions".into(), json!(instructions));
-    }
-    cache_hints(&mut out, tenant);
-    out
+    caps
 }
 
 /// `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`. Lists fit in
@@ -77,7 +85,9 @@ pub(crate) fn list(method: &str, call: &Call) -> Result<Map<String, Value>, McpE
     }
     let mut out = Map::new();
     out.insert(key.into(), Value::clone(items));
-    cache_hints(&mut out, &call.tenant);
+    if call.scope.era == Era::Modern {
+        cache_hints(&mut out, &call.tenant);
+    }
     Ok(out)
 }
 

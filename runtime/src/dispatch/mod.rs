@@ -12,9 +12,13 @@ pub mod gate;
 mod methods;
 mod mrtr;
 mod protection;
+pub mod shim;
 pub mod stamp;
 
 pub use config::RuntimeConfig;
+pub(crate) use dispatcher::dispatch;
 pub use dispatcher::{Call, Dispatch, Dispatcher, Listen, Reply, ReplyKind, Scope, StateKeys};
 pub use envelope::{Envelope, HttpHeaders};
+pub use methods::server_capabilities;
 pub use protection::Protection;
+pub use shim::{Relay, Shim};

@@ -13,7 +13,7 @@ use super::dispatcher::Call;
 use super::gate;
 use super::protection::{Opened, Protection};
 use crate::handler::{Arguments, Catalog, Context, HandlerError, InputRequired, Outcome};
-use crate::protocol::input::parse_input_responses;
+use crate::protocol::input::{parse_input_responses, InputResponses};
 use crate::protocol::result::{to_object, CallToolResult};
 use crate::protocol::{McpError, ResultType};
 use crate::sealing::{args_digest, Binding};
@@ -59,29 +59,48 @@ pub(crate) async fn run(
     };
     tracing::Span::current().record("round", opened.round);
 
-    let handler_run = prepare(
-        method,
-        &call.catalog,
+    match run_handler(
+        call,
         &target,
         arguments.unwrap_or_default(),
-    )?;
-    let ctx = call
-        .context()
-        .input_responses(input_responses)
-        .request_state(opened.state)
-        .round(opened.round)
-        .build();
-
-    match handler_run(ctx).await {
-        Ok(Outcome::Complete(result)) => Ok(Produced::Complete(result)),
-        Ok(Outcome::InputRequired(ir)) => {
+        input_responses,
+        opened.state,
+        opened.round,
+    )
+    .await?
+    {
+        Outcome::Complete(result) => Ok(Produced::Complete(result)),
+        Outcome::InputRequired(ir) => {
             input_required(ir, call, protection, &binding(), opened.round, max_rounds)
                 .map(Produced::InputRequired)
         }
+    }
+}
+
+/// One run of the handler `call` targets, with these answers and this (opened) state: the
+/// step a modern retry and a legacy shim round share.
+pub(crate) async fn run_handler(
+    call: &Call,
+    target: &str,
+    arguments: Map<String, Value>,
+    input_responses: InputResponses,
+    state: Option<String>,
+    round: u32,
+) -> Result<Outcome<Map<String, Value>>, McpError> {
+    let method = call.request.method.as_str();
+    let handler_run = prepare(method, &call.catalog, target, arguments)?;
+    let ctx = call
+        .context()
+        .input_responses(input_responses)
+        .request_state(state)
+        .round(round)
+        .build();
+    match handler_run(ctx).await {
+        Ok(outcome) => Ok(outcome),
         // A tool's complaint about its arguments is a tool error the model can read and act
         // on, not a protocol error (the spec puts bad input values in an `isError` result).
         Err(HandlerError::InvalidParams(message)) if method == "tools/call" => Ok(
-            Produced::Complete(to_object(&CallToolResult::error(message))),
+            Outcome::Complete(to_object(&CallToolResult::error(message))),
         ),
         Err(e) => Err(e.into_wire(method)),
     }
@@ -145,7 +164,7 @@ fn input_required(
 }
 
 /// The name (or URI) the request targets and its arguments.
-fn target_and_arguments(
+pub(crate) fn target_and_arguments(
     method: &str,
     params: &Map<String, Value>,
 ) -> Result<(String, Option<Map<String, Value>>), McpError> {

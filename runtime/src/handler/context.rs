@@ -15,11 +15,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::tenant::{Principal, Tenant};
 use crate::protocol::input::{InputResponse, InputResponses};
-use crate::protocol::{ClientCapabilities, Era, LogLevel};
+use crate::protocol::{ClientCapabilities, Era, LogLevel, RequestId};
 
-/// A notification a handler emitted, for the transport to put on the request's stream.
+/// A message for the transport to put on the request's own stream: a notification the
+/// handler emitted, or (legacy sessions only) a server-to-client request of the shim, which
+/// has an id.
 #[derive(Debug, Clone, PartialEq)]
-pub struct OutgoingNotification {
+pub struct OutgoingMessage {
+    pub id: Option<RequestId>,
     pub method: &'static str,
     pub params: Value,
 }
@@ -30,7 +33,7 @@ pub struct OutgoingNotification {
 /// is a running figure and logs are advisory) rather than growing memory without limit.
 #[derive(Debug, Clone)]
 pub struct Notifier {
-    tx: Sender<OutgoingNotification>,
+    tx: Sender<OutgoingMessage>,
     progress_token: Option<Value>,
     log_level: Option<LogLevel>,
 }
@@ -43,7 +46,7 @@ impl Notifier {
     pub fn channel(
         progress_token: Option<Value>,
         log_level: Option<LogLevel>,
-    ) -> (Notifier, Receiver<OutgoingNotification>) {
+    ) -> (Notifier, Receiver<OutgoingMessage>) {
         let (tx, rx) = mpsc::channel(Self::CAPACITY);
         (
             Notifier {
@@ -55,10 +58,38 @@ impl Notifier {
         )
     }
 
-    fn send(&self, notification: OutgoingNotification) {
+    fn send(&self, notification: OutgoingMessage) {
         if self.tx.try_send(notification).is_err() {
             tracing::debug!("notification dropped: the stream is full or gone");
         }
+    }
+
+    /// The same stream, with the log level a legacy session set.
+    pub(crate) fn with_log_level(mut self, level: Option<LogLevel>) -> Self {
+        self.log_level = level;
+        self
+    }
+
+    /// Tells the client a server-to-client request is withdrawn (best effort).
+    pub(crate) fn cancelled(&self, id: &RequestId, reason: &str) {
+        self.send(OutgoingMessage {
+            id: None,
+            method: "notifications/cancelled",
+            params: json!({ "requestId": id, "reason": reason }),
+        });
+    }
+
+    /// Queues a server-to-client request on the stream, waiting for room: unlike a
+    /// notification it must not be lost. `false` when the stream is gone.
+    pub(crate) async fn request(&self, id: RequestId, method: &'static str, params: Value) -> bool {
+        self.tx
+            .send(OutgoingMessage {
+                id: Some(id),
+                method,
+                params,
+            })
+            .await
+            .is_ok()
     }
 }
 
@@ -162,7 +193,8 @@ impl Context {
         if let Some(message) = message {
             params["message"] = json!(message);
         }
-        n.send(OutgoingNotification {
+        n.send(OutgoingMessage {
+            id: None,
             method: "notifications/progress",
             params,
         });
@@ -178,7 +210,8 @@ impl Context {
         if let Some(logger) = logger {
             params["logger"] = json!(logger);
         }
-        n.send(OutgoingNotification {
+        n.send(OutgoingMessage {
+            id: None,
             method: "notifications/message",
             params,
         });

@@ -34,7 +34,7 @@ mod traits;
 
 pub use arguments::Arguments;
 pub use catalog::{Catalog, CatalogBuilder, TemplateVars};
-pub use context::{Context, ContextBuilder, Notifier, OutgoingNotification};
+pub use context::{Context, ContextBuilder, Notifier, OutgoingMessage};
 pub use descriptor::{
     HeaderKind, HeaderParam, PromptDescriptor, ResourceDescriptor, TemplateDescriptor,
     ToolDescriptor,

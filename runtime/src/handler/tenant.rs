@@ -44,6 +44,9 @@ pub struct TenantSettings {
     pub state_ttl: Option<Duration>,
     /// `ttlMs` on discover and list results.
     pub list_ttl: Duration,
+    /// Whether input-required results on legacy sessions are relayed to the client as real
+    /// server-to-client requests (the shim). Off: such a request fails with a refusal.
+    pub legacy_shim: bool,
 }
 
 impl Default for TenantSettings {
@@ -51,6 +54,7 @@ impl Default for TenantSettings {
         Self {
             state_ttl: None,
             list_ttl: Duration::from_secs(60),
+            legacy_shim: true,
         }
     }
 }

@@ -35,6 +35,10 @@ pub enum ErrorCode {
     PayloadTooLarge,
     /// Roundtrip: the request body did not arrive in time (HTTP 408).
     RequestTimeout,
+    /// Roundtrip: no such legacy session, or it ended (HTTP 404).
+    UnknownSession,
+    /// Roundtrip: the process holds its maximum of legacy sessions (HTTP 503).
+    TooManySessions,
 }
 
 impl ErrorCode {
@@ -53,6 +57,8 @@ impl ErrorCode {
             Self::UnknownTenant => -31004,
             Self::PayloadTooLarge => -31013,
             Self::RequestTimeout => -31008,
+            Self::UnknownSession => -31005,
+            Self::TooManySessions => -31503,
         }
     }
 
@@ -67,7 +73,8 @@ impl ErrorCode {
             | Self::HeaderMismatch
             | Self::MissingRequiredClientCapability
             | Self::UnsupportedProtocolVersion => 400,
-            Self::MethodNotFound | Self::UnknownTenant => 404,
+            Self::MethodNotFound | Self::UnknownTenant | Self::UnknownSession => 404,
+            Self::TooManySessions => 503,
             Self::Unauthorized => 401,
             Self::Forbidden => 403,
             Self::PayloadTooLarge => 413,

@@ -190,6 +190,24 @@ pub(crate) fn notification_bytes(method: &str, params: &Value) -> Vec<u8> {
     .unwrap_or_default()
 }
 
+/// Serialises a server-to-client request (legacy sessions only).
+pub(crate) fn request_bytes(id: &RequestId, method: &str, params: &Value) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct RequestMessage<'a> {
+        jsonrpc: &'static str,
+        id: &'a RequestId,
+        method: &'a str,
+        params: &'a Value,
+    }
+    serde_json::to_vec(&RequestMessage {
+        jsonrpc: "2.0",
+        id,
+        method,
+        params,
+    })
+    .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,6 +68,23 @@ pub struct RequestMeta {
     pub progress_token: Option<Value>,
 }
 
+/// Whether a request carries the modern envelope (a `_meta` protocol version): the one fact
+/// that sends it down the stateless path, whatever else it carries.
+pub fn has_modern_envelope(params: Option<&Map<String, Value>>) -> bool {
+    params
+        .and_then(|p| p.get("_meta"))
+        .and_then(Value::as_object)
+        .is_some_and(|m| m.contains_key(PROTOCOL_VERSION))
+}
+
+/// The progress token of a legacy request (`params._meta.progressToken`), if well-formed.
+pub fn legacy_progress_token(params: Option<&Map<String, Value>>) -> Option<Value> {
+    match params?.get("_meta")?.get(PROGRESS_TOKEN)? {
+        t @ (Value::String(_) | Value::Number(_)) => Some(t.clone()),
+        _ => None,
+    }
+}
+
 impl RequestMeta {
     /// Reads the envelope. `Ok(None)` when there is no `_meta` protocol version at all (the
     /// caller decides whether that is a legacy request or a malformed modern one).

@@ -23,6 +23,21 @@ impl ProtocolVersion {
     /// `-32022` advertise.
     pub const MODERN: &'static [ProtocolVersion] = &[ProtocolVersion::V2026_07_28];
     pub const MODERN_STRS: &'static [&'static str] = &["2026-07-28"];
+    /// The legacy versions an `initialize` may negotiate, newest first.
+    pub const LEGACY: &'static [ProtocolVersion] = &[
+        ProtocolVersion::V2025_11_25,
+        ProtocolVersion::V2025_06_18,
+        ProtocolVersion::V2025_03_26,
+    ];
+
+    /// The version an `initialize` asking for `requested` gets: the same one when it is a
+    /// legacy version served here, otherwise the newest legacy version (the client then
+    /// decides whether it can speak it). A modern version is never reached by `initialize`.
+    pub fn negotiate_legacy(requested: &str) -> ProtocolVersion {
+        Self::parse(requested)
+            .filter(|v| v.era() == Era::Legacy)
+            .unwrap_or(ProtocolVersion::V2025_11_25)
+    }
 
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {

@@ -10,7 +10,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use tokio_util::sync::CancellationToken;
 
 use super::inflight::InFlight;
-use super::response::{json_error, json_result};
+use super::legacy;
+use super::response::{json_error, json_error_ok, json_result};
 use super::sse;
 use super::{McpService, WorkerDispatcher};
 use crate::dispatch::envelope::{self, HttpCheck, HttpHeaders};
@@ -18,20 +19,26 @@ use crate::dispatch::{Call, Dispatch, Reply, Scope};
 use crate::handler::{Notifier, Principal, Tenant};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{Malformed, Notification};
-use crate::protocol::{Incoming, McpError, Request, RequestId};
+use crate::protocol::meta::has_modern_envelope;
+use crate::protocol::{Era, Incoming, McpError, Request, RequestId};
 
 /// A request refused before dispatch, with the id to answer it under.
-struct Rejection {
+pub(crate) struct Rejection {
     id: Option<RequestId>,
     error: McpError,
 }
 
 impl Rejection {
-    fn new(id: Option<&RequestId>, error: McpError) -> Self {
+    pub(crate) fn new(id: Option<&RequestId>, error: McpError) -> Self {
         Self {
             id: id.cloned(),
             error,
         }
+    }
+
+    fn with_id(mut self, id: &RequestId) -> Self {
+        self.id = Some(id.clone());
+        self
     }
 }
 
@@ -87,15 +94,47 @@ async fn handle(
         _ => None,
     };
     let (tenant, principal) = resolve(req, slug, service, id)?;
+    // The era is decided here, in the order of protocol-2026-07-28 §4.5: a legacy handshake;
+    // the modern envelope (never looking at sessions); a session's id; otherwise modern.
+    let session_id = header_str(req, legacy::SESSION_HEADER).map(str::trim);
     match incoming {
-        Incoming::Request(request) => {
+        Incoming::Request(request) if legacy::is_handshake(req, &request) => {
+            legacy::initialize(request, tenant, principal, service)
+        }
+        Incoming::Request(request) if has_modern_envelope(request.params.as_ref()) => {
             dispatch(req, request, tenant, principal, service, dispatcher).await
         }
-        Incoming::Notification(notification) => accept_notification(req, &notification, service),
-        Incoming::Response(_) => Err(Rejection::new(
-            None,
-            McpError::invalid_request("No server-to-client request is awaiting a response"),
-        )),
+        Incoming::Request(request) => match session_id {
+            Some(sid) => {
+                let found = legacy::session(req, sid, &tenant, &principal, service)
+                    .map_err(|r| r.with_id(&request.id))?;
+                legacy::request(req, request, found, tenant, service).await
+            }
+            None if legacy::names_legacy_version(req) => Err(Rejection::new(
+                Some(&request.id),
+                McpError::invalid_request(
+                    "No Mcp-Session-Id: a legacy client must begin with initialize",
+                ),
+            )),
+            None => dispatch(req, request, tenant, principal, service, dispatcher).await,
+        },
+        Incoming::Notification(notification) => match session_id {
+            Some(sid) => {
+                let found = legacy::session(req, sid, &tenant, &principal, service)?;
+                Ok(legacy::notification(found, notification, service))
+            }
+            None => accept_notification(req, &notification, service),
+        },
+        Incoming::Response(response) => match session_id {
+            Some(sid) => {
+                legacy::session(req, sid, &tenant, &principal, service)?;
+                legacy::answer(sid, response, service).await
+            }
+            None => Err(Rejection::new(
+                None,
+                McpError::invalid_request("No server-to-client request is awaiting a response"),
+            )),
+        },
     }
 }
 
@@ -210,30 +249,43 @@ async fn dispatch(
         request,
         notifier,
         cancel,
+        shim: None,
     };
     let reply = dispatcher.0.send(Dispatch(call));
     Ok(match notifications {
         None => {
             let reply = reply.await.unwrap_or_else(|_| Reply::unavailable());
             in_flight.finish();
-            frame(service, &id, reply, &tenant)
+            frame(service, &id, reply, &tenant, Era::Modern)
         }
         Some(rx) => {
-            sse::request_stream(service.clone(), tenant, id, Box::pin(reply), rx, in_flight).await
+            sse::request_stream(
+                service.clone(),
+                tenant,
+                id,
+                Era::Modern,
+                Box::pin(reply),
+                rx,
+                in_flight,
+            )
+            .await
         }
     })
 }
 
-/// Frames a reply that needs no stream of its own (a listen reply opens one).
+/// Frames a reply that needs no stream of its own (a listen reply opens one). A legacy
+/// JSON-RPC error answers its request with HTTP 200; a modern one has its code's status.
 pub(crate) fn frame(
     service: &Arc<McpService>,
     id: &RequestId,
     reply: Reply,
     tenant: &Arc<Tenant>,
+    era: Era,
 ) -> HttpResponse {
     service.metrics.record_reply(&reply);
     match reply {
         Reply::Result(r) => json_result(id, r),
+        Reply::Error(e) if era == Era::Legacy => json_error_ok(Some(id), &e),
         Reply::Error(e) => json_error(Some(id), &e),
         Reply::Listen(listen) => sse::listen_stream(service, tenant.clone(), listen),
         // Only the in-flight guard cancels, and only once nobody is waiting for this.
@@ -241,7 +293,7 @@ pub(crate) fn frame(
     }
 }
 
-fn header_str<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
+pub(crate) fn header_str<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -281,7 +333,39 @@ fn mcp_headers(req: &HttpRequest) -> Result<HttpHeaders, McpError> {
     })
 }
 
-/// GET and DELETE on the endpoint: no legacy session can exist here, so 405.
+/// GET (the session's stream) and DELETE (end the session) with an `Mcp-Session-Id`; without
+/// one no legacy session is named, so 405.
+pub(crate) async fn session_get_or_delete(
+    req: HttpRequest,
+    slug: web::Path<String>,
+    service: web::Data<McpService>,
+) -> HttpResponse {
+    let service = service.into_inner();
+    let Some(sid) = header_str(&req, legacy::SESSION_HEADER).map(str::trim) else {
+        return method_not_allowed().await;
+    };
+    let outcome = async {
+        if let Err(why) = service.http.guard.check(&req) {
+            return Err(Rejection::new(
+                None,
+                McpError::new(ErrorCode::Forbidden, why),
+            ));
+        }
+        let (tenant, principal) = resolve(&req, &slug, &service, None)?;
+        let found = legacy::session(&req, sid, &tenant, &principal, &service)?;
+        if req.method() == actix_web::http::Method::DELETE {
+            Ok(legacy::end(sid, &service, found))
+        } else {
+            legacy::open_stream(&req, found, &service).await
+        }
+    };
+    match outcome.await {
+        Ok(response) => response,
+        Err(Rejection { id, error }) => json_error(id.as_ref(), &error),
+    }
+}
+
+/// Other methods on the endpoint, and GET or DELETE without a session: 405.
 pub(crate) async fn method_not_allowed() -> HttpResponse {
     let mut resp = json_error(
         None,

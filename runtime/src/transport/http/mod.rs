@@ -8,6 +8,7 @@ mod endpoint;
 mod guard;
 mod health;
 mod inflight;
+mod legacy;
 mod response;
 mod sse;
 
@@ -22,6 +23,7 @@ use actix_web::web;
 use tokio_util::sync::CancellationToken;
 
 use crate::dispatch::{Dispatcher, RuntimeConfig, StateKeys};
+use crate::legacy::Legacy;
 use crate::tenancy::{Authenticator, TenantDirectory};
 
 pub use guard::HostGuard;
@@ -59,6 +61,7 @@ pub struct McpService {
     pub(crate) runtime: Arc<RuntimeConfig>,
     pub(crate) http: HttpConfig,
     keys: Option<StateKeys>,
+    pub(crate) legacy: Legacy,
     pub(crate) shutdown: CancellationToken,
     pub(crate) metrics: Metrics,
 }
@@ -87,11 +90,13 @@ impl McpService {
             tracing::warn!("requestState is not sealed: handler state reaches clients as written");
         }
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let runtime = Arc::new(runtime);
         Arc::new(Self {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             directory,
             authenticator,
-            runtime: Arc::new(runtime),
+            legacy: Legacy::start(runtime.clone()),
+            runtime,
             http,
             keys,
             shutdown: CancellationToken::new(),
@@ -106,6 +111,11 @@ impl McpService {
 
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The process's legacy sessions and bridge.
+    pub fn legacy(&self) -> &Legacy {
+        &self.legacy
     }
 
     /// This worker's Dispatcher, started on first use on this thread.
@@ -135,6 +145,8 @@ pub fn configure(service: Arc<McpService>) -> impl FnOnce(&mut web::ServiceConfi
             .service(
                 web::resource("/t/{tenant}/mcp")
                     .route(web::post().to(endpoint::post))
+                    .route(web::get().to(endpoint::session_get_or_delete))
+                    .route(web::delete().to(endpoint::session_get_or_delete))
                     .default_service(web::to(endpoint::method_not_allowed)),
             )
             .route("/healthz", web::get().to(health::healthz))

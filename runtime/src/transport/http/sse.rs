@@ -25,9 +25,9 @@ use super::inflight::InFlight;
 use super::response::{sse_event, SSE_PING};
 use super::McpService;
 use crate::dispatch::{Listen, Reply};
-use crate::handler::{OutgoingNotification, Tenant};
-use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes};
-use crate::protocol::RequestId;
+use crate::handler::{OutgoingMessage, Tenant};
+use crate::protocol::jsonrpc::{error_bytes, notification_bytes, request_bytes, result_bytes};
+use crate::protocol::{Era, RequestId};
 use crate::tenancy::ListChanged;
 
 pub(crate) type PendingReply = Pin<Box<dyn Future<Output = Result<Reply, MailboxError>>>>;
@@ -64,12 +64,15 @@ fn keepalive(service: &McpService) -> Interval {
     interval_at(Instant::now() + period, period)
 }
 
-fn notification_event(n: &OutgoingNotification) -> Bytes {
-    sse_event(&notification_bytes(n.method, &n.params))
+fn notification_event(n: &OutgoingMessage) -> Bytes {
+    match &n.id {
+        None => sse_event(&notification_bytes(n.method, &n.params)),
+        Some(id) => sse_event(&request_bytes(id, n.method, &n.params)),
+    }
 }
 
 /// Queues the notifications already sent when the reply arrived: they precede it.
-fn drain(rx: &mut Receiver<OutgoingNotification>, pending: &mut VecDeque<Bytes>) {
+fn drain(rx: &mut Receiver<OutgoingMessage>, pending: &mut VecDeque<Bytes>) {
     while let Ok(n) = rx.try_recv() {
         pending.push_back(notification_event(&n));
     }
@@ -93,8 +96,9 @@ pub(crate) async fn request_stream(
     service: Arc<McpService>,
     tenant: Arc<Tenant>,
     id: RequestId,
+    era: Era,
     mut reply: PendingReply,
-    mut rx: Receiver<OutgoingNotification>,
+    mut rx: Receiver<OutgoingMessage>,
     in_flight: InFlight,
 ) -> HttpResponse {
     let mut pending = VecDeque::new();
@@ -104,9 +108,10 @@ pub(crate) async fn request_stream(
             let r = r.unwrap_or_else(|_| Reply::unavailable());
             in_flight.finish();
             drain(&mut rx, &mut pending);
-            let keeps_status = matches!(&r, Reply::Error(e) if e.http_status() != 200);
+            let keeps_status =
+                era == Era::Modern && matches!(&r, Reply::Error(e) if e.http_status() != 200);
             if pending.is_empty() || keeps_status || matches!(r, Reply::Listen(_)) {
-                return frame(&service, &id, r, &tenant);
+                return frame(&service, &id, r, &tenant, era);
             }
             pending.extend(final_event(&service, &id, r));
             let open = OpenStream::new(service);
@@ -121,7 +126,7 @@ pub(crate) async fn request_stream(
         service: Arc<McpService>,
         id: RequestId,
         reply: Option<PendingReply>,
-        rx: Receiver<OutgoingNotification>,
+        rx: Receiver<OutgoingMessage>,
         rx_open: bool,
         pending: VecDeque<Bytes>,
         ping: Interval,
@@ -241,5 +246,37 @@ pub(crate) fn listen_stream(
         }
     }
 
+    sse_response(body)
+}
+
+/// A legacy session's GET stream: the session's notifications not tied to a request, until
+/// the session ends, the client leaves or the server shuts down.
+pub(crate) fn session_stream(
+    service: &Arc<McpService>,
+    rx: Receiver<OutgoingMessage>,
+) -> HttpResponse {
+    struct State {
+        rx: Receiver<OutgoingMessage>,
+        ping: Interval,
+        shutdown: tokio_util::sync::CancellationToken,
+        _open: OpenStream,
+    }
+    let state = State {
+        rx,
+        ping: keepalive(service),
+        shutdown: service.shutdown.clone(),
+        _open: OpenStream::new(service.clone()),
+    };
+    let body = stream::unfold(state, |mut s| async move {
+        tokio::select! {
+            biased;
+            _ = s.shutdown.cancelled() => None,
+            message = s.rx.recv() => {
+                let event = notification_event(&message?);
+                Some((Ok(event), s))
+            }
+            _ = s.ping.tick() => Some((Ok(Bytes::from_static(SSE_PING)), s)),
+        }
+    });
     sse_response(body)
 }

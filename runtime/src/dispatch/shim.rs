@@ -1,0 +1,171 @@
+//! The legacy shim: on a legacy session the client cannot retry, so the runtime plays the
+//! client's part. Each input-required round becomes real server-to-client requests (sent by
+//! a [`Relay`] the session layer provides), the answers are collected under the handler's
+//! keys, and the handler runs again with them and its own state.
+//!
+//! The state never leaves the server here, so it is not sealed; for the same reason whatever
+//! `inputResponses` or `requestState` a legacy client puts in its request is ignored: only
+//! the runtime feeds a handler answers and state on this path.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::{json, Map, Value};
+
+use super::dispatcher::Call;
+use super::{gate, mrtr};
+use crate::handler::Outcome;
+use crate::protocol::input::{InputRequests, InputResponses};
+use crate::protocol::McpError;
+
+/// Why a shim flow failed, as `error.data.reason` names it.
+pub mod reason {
+    pub const SHIM_DISABLED: &str = "shim_disabled";
+    pub const MISSING_CAPABILITIES: &str = "missing_capabilities";
+    pub const ROUND_LIMIT: &str = "round_limit";
+    pub const CLIENT_ERROR: &str = "client_error";
+    pub const LEG_TIMEOUT: &str = "leg_timeout";
+    pub const STREAM_CLOSED: &str = "stream_closed";
+    pub const SESSION_ENDED: &str = "session_ended";
+}
+
+/// How the shim reaches the client of a legacy session: sends one round's requests and
+/// returns the answers under the same keys, or the error that ended the round.
+#[async_trait(?Send)]
+pub trait Relay: Send + Sync + std::fmt::Debug {
+    async fn relay(&self, requests: InputRequests) -> Result<InputResponses, McpError>;
+}
+
+/// What a legacy request's shim may do.
+#[derive(Debug, Clone)]
+pub struct Shim {
+    /// `None` when the tenant turned the shim off, or the transport cannot carry
+    /// server-to-client requests for this request.
+    pub relay: Option<Arc<dyn Relay>>,
+    /// Fulfilment rounds before the flow is stopped.
+    pub max_rounds: u32,
+    /// Bound on each handler run (the waits for the client are bounded per leg).
+    pub run_timeout: std::time::Duration,
+}
+
+/// The refusal a legacy request gets when its handler asks for input and the shim cannot
+/// relay it.
+pub fn refused(why: &str) -> McpError {
+    McpError::internal(format!(
+        "input_required results need the 2026-07-28 stateless lifecycle (SEP-2322): {why}"
+    ))
+    .with_data(json!({ "reason": reason::SHIM_DISABLED }))
+}
+
+/// Runs a legacy `tools/call`, `prompts/get` or `resources/read` to completion.
+pub(crate) async fn run(call: &Call, shim: &Shim) -> Result<Map<String, Value>, McpError> {
+    let no_params = Map::new();
+    let params = call.request.params.as_ref().unwrap_or(&no_params);
+    let method = call.request.method.as_str();
+    let (target, arguments) = mrtr::target_and_arguments(method, params)?;
+    tracing::Span::current().record("target", target.as_str());
+    let arguments = arguments.unwrap_or_default();
+
+    let mut answers = InputResponses::new();
+    let mut state = None;
+    let mut round = 0;
+    loop {
+        tracing::Span::current().record("round", round);
+        let run = mrtr::run_handler(call, &target, arguments.clone(), answers, state, round);
+        let outcome = tokio::time::timeout(shim.run_timeout, run)
+            .await
+            .map_err(|_| {
+                tracing::warn!(round, "legacy handler run timed out");
+                McpError::internal("Internal error: request timed out")
+            })??;
+        let ir = match outcome {
+            Outcome::Complete(result) => return Ok(result),
+            Outcome::InputRequired(ir) => ir,
+        };
+        let Some(relay) = &shim.relay else {
+            return Err(refused(
+                "this server does not relay input requests to legacy sessions",
+            ));
+        };
+        if ir.is_empty() {
+            tracing::error!(
+                "handler returned input-required with neither input requests nor state"
+            );
+            return Err(McpError::internal(
+                "Internal error: empty input-required result",
+            ));
+        }
+        if let Some(missing) =
+            gate::missing_capabilities(ir.requests(), &call.scope.client_capabilities)
+        {
+            return Err(missing_capabilities(missing));
+        }
+        if round == shim.max_rounds {
+            tracing::warn!(round, "legacy shim round limit reached");
+            return Err(McpError::internal(format!(
+                "Handler still required input after {round} rounds"
+            ))
+            .with_data(json!({ "reason": reason::ROUND_LIMIT, "maxRounds": shim.max_rounds })));
+        }
+        let (requests, next_state) = ir.into_parts();
+        // A state-only round needs nothing from the client: the handler runs again at once.
+        answers = if requests.is_empty() {
+            InputResponses::new()
+        } else {
+            relay.relay(requests).await?
+        };
+        state = next_state;
+        round += 1;
+    }
+}
+
+/// The gate on a legacy session checks what the client declared at `initialize`. The code is
+/// the modern `-32021` (in the implementation-defined server-error range, so a legacy client
+/// reads it as a server error), with the same `data.requiredCapabilities`, and a message
+/// that names what is missing.
+fn missing_capabilities(missing: Value) -> McpError {
+    let names = capability_names(&missing, "").join(", ");
+    let mut error = McpError::missing_capabilities(missing);
+    error.message = format!(
+        "The client did not declare at initialize the capabilities this request needs: {names}"
+    )
+    .into();
+    if let Some(Value::Object(data)) = &mut error.data {
+        data.insert("reason".into(), json!(reason::MISSING_CAPABILITIES));
+    }
+    error
+}
+
+/// Dotted names of the leaves of a capabilities object: `elicitation.url`, `sampling`.
+fn capability_names(caps: &Value, prefix: &str) -> Vec<String> {
+    let Some(map) = caps.as_object() else {
+        return Vec::new();
+    };
+    map.iter()
+        .flat_map(|(key, sub)| {
+            let name = if prefix.is_empty() {
+                key.clone()
+            } else {
+                format!("{prefix}.{key}")
+            };
+            match sub.as_object() {
+                Some(inner) if !inner.is_empty() => capability_names(sub, &name),
+                _ => vec![name],
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capability_names_are_dotted_leaves() {
+        let names = capability_names(
+            &json!({"elicitation": {"url": {}}, "sampling": {}, "roots": {}}),
+            "",
+        );
+        assert_eq!(names, ["elicitation.url", "roots", "sampling"]);
+    }
+}

@@ -1,0 +1,168 @@
+//! The shim's way to a legacy client: each input request becomes a real JSON-RPC request on
+//! the originating request's own stream (SEP-2260), registered with the LegacyBridge before
+//! it is written, and awaited with its own timeout.
+//!
+//! The legs of one round are sent **concurrently**: the client sees every question of the
+//! round at once, and the round takes as long as its slowest answer rather than the sum. The
+//! first leg that fails ends the round; the others are forgotten (a late answer to one of
+//! them is then a stray). A leg that is dropped (the flow was cancelled or its stream closed)
+//! forgets itself at the bridge.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::Addr;
+use async_trait::async_trait;
+use futures_util::future::try_join_all;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+use super::bridge::{Expect, Forget, LegacyBridge};
+use super::sessions::random_id;
+use super::SessionId;
+use crate::dispatch::shim::reason;
+use crate::dispatch::Relay;
+use crate::handler::Notifier;
+use crate::protocol::input::{InputRequest, InputRequests, InputResponse, InputResponses};
+use crate::protocol::{McpError, RequestId};
+
+#[derive(Debug)]
+pub(crate) struct SessionRelay {
+    pub(crate) session: SessionId,
+    pub(crate) bridge: Addr<LegacyBridge>,
+    /// The originating request's stream.
+    pub(crate) stream: Notifier,
+    pub(crate) leg_timeout: Duration,
+    /// The session's counter: leg ids are unique in the session.
+    pub(crate) next_leg: Arc<AtomicU64>,
+}
+
+#[async_trait(?Send)]
+impl Relay for SessionRelay {
+    async fn relay(&self, requests: InputRequests) -> Result<InputResponses, McpError> {
+        let legs = requests.into_iter().map(|(key, request)| async move {
+            let answer = self.leg(&key, &request).await?;
+            Ok::<_, McpError>((key, answer))
+        });
+        Ok(try_join_all(legs).await?.into_iter().collect())
+    }
+}
+
+/// Forgets a leg at the bridge when it ends, however it ends.
+struct LegGuard<'a> {
+    relay: &'a SessionRelay,
+    id: RequestId,
+}
+
+impl Drop for LegGuard<'_> {
+    fn drop(&mut self) {
+        self.relay.bridge.do_send(Forget {
+            session: self.relay.session.clone(),
+            id: self.id.clone(),
+        });
+    }
+}
+
+impl SessionRelay {
+    async fn leg(&self, key: &str, request: &InputRequest) -> Result<InputResponse, McpError> {
+        let n = self.next_leg.fetch_add(1, Ordering::Relaxed);
+        let id = RequestId::String(format!("roundtrip-{n}"));
+        let method = request.method();
+        let (tx, rx) = oneshot::channel();
+        self.bridge
+            .send(Expect {
+                session: self.session.clone(),
+                id: id.clone(),
+                answer: tx,
+            })
+            .await
+            .map_err(|_| McpError::internal("Internal error: legacy bridge unavailable"))?;
+        let _guard = LegGuard {
+            relay: self,
+            id: id.clone(),
+        };
+        let fail = |reason: &str, message: String| {
+            McpError::internal(message)
+                .with_data(json!({ "reason": reason, "key": key, "method": method }))
+        };
+        if !self
+            .stream
+            .request(id.clone(), method, legacy_params(request))
+            .await
+        {
+            return Err(fail(
+                reason::STREAM_CLOSED,
+                format!("The stream closed before {method} for '{key}' could be sent"),
+            ));
+        }
+        tracing::debug!(%id, method, key, "legacy leg sent");
+        match tokio::time::timeout(self.leg_timeout, rx).await {
+            Err(_) => {
+                tracing::info!(%id, method, key, "legacy leg timed out");
+                self.stream.cancelled(&id, "timed out");
+                Err(fail(
+                    reason::LEG_TIMEOUT,
+                    format!(
+                        "The client did not answer {method} for '{key}' within {} s",
+                        self.leg_timeout.as_secs()
+                    ),
+                ))
+            }
+            Ok(Err(_)) => Err(fail(
+                reason::SESSION_ENDED,
+                format!("The session ended while {method} for '{key}' was pending"),
+            )),
+            Ok(Ok(Err(error))) => {
+                let detail = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message");
+                let mut e = fail(
+                    reason::CLIENT_ERROR,
+                    format!("The client answered {method} for '{key}' with an error: {detail}"),
+                );
+                if let Some(Value::Object(data)) = &mut e.data {
+                    data.insert("clientError".into(), error);
+                }
+                Err(e)
+            }
+            Ok(Ok(Ok(Value::Object(result)))) => Ok(InputResponse::new(result)),
+            Ok(Ok(Ok(_))) => Err(fail(
+                reason::CLIENT_ERROR,
+                format!("The client's answer to {method} for '{key}' is not an object"),
+            )),
+        }
+    }
+}
+
+/// The params as a legacy client expects them: URL-mode elicitation needs an
+/// `elicitationId` on the 2025-11-25 wire (a handler-supplied one is kept).
+fn legacy_params(request: &InputRequest) -> Value {
+    let mut params = request.params().cloned().unwrap_or_else(|| json!({}));
+    if request.method() == "elicitation/create" {
+        if let Value::Object(p) = &mut params {
+            if p.get("mode").and_then(Value::as_str) == Some("url") {
+                p.entry("elicitationId")
+                    .or_insert_with(|| Value::String(random_id()));
+            }
+        }
+    }
+    params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_elicitation_gets_an_elicitation_id_and_form_does_not() {
+        let url = legacy_params(&InputRequest::elicit_url("Sign in", "https://x.test/a"));
+        assert!(url["elicitationId"].as_str().is_some_and(|s| s.len() == 32));
+        let form = legacy_params(&InputRequest::elicit_form(
+            "Name?",
+            json!({"type": "object"}),
+        ));
+        assert!(form.get("elicitationId").is_none());
+    }
+}

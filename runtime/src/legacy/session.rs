@@ -1,0 +1,346 @@
+//! The Session actor: one per legacy session. It holds what `initialize` negotiated, the log
+//! level and resource subscriptions the client set, the session's notification streams (the
+//! GET streams), and the shim flows of its requests, each cancellable by
+//! `notifications/cancelled`.
+//!
+//! It lives on the worker thread that handled `initialize`; requests of the session that
+//! land on other workers reach it through its mailbox. Handler runs are futures of this
+//! actor, so the mailbox stays free while a flow waits for its client.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use futures_util::stream;
+use serde_json::{json, Map, Value};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::bridge::ForgetSession;
+use super::handshake::Initialize;
+use super::relay::SessionRelay;
+use super::{Legacy, SessionId};
+use crate::dispatch::{dispatch, Call, Protection, Relay, Reply, Scope, Shim};
+use crate::handler::{ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
+use crate::protocol::{
+    ClientCapabilities, Era, LogLevel, McpError, Notification, ProtocolVersion, Request, RequestId,
+};
+
+/// Messages one GET stream may have queued; beyond it, notifications for it are dropped.
+const STREAM_CAPACITY: usize = 64;
+
+/// Level of the log notifications a session gets before the client sets one.
+const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
+
+pub struct Session {
+    id: SessionId,
+    tenant: Arc<Tenant>,
+    principal: Principal,
+    version: ProtocolVersion,
+    client_capabilities: ClientCapabilities,
+    log_level: LogLevel,
+    subscriptions: HashSet<String>,
+    /// Requests in flight, by id: what `notifications/cancelled` can stop.
+    flows: HashMap<RequestId, CancellationToken>,
+    streams: Vec<mpsc::Sender<OutgoingMessage>>,
+    following_tenant: bool,
+    last_active: Instant,
+    next_leg: Arc<AtomicU64>,
+    legacy: Legacy,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("tenant", &self.tenant.slug())
+            .field("version", &self.version)
+            .field("flows", &self.flows.len())
+            .field("streams", &self.streams.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    pub fn new(
+        id: SessionId,
+        tenant: Arc<Tenant>,
+        principal: Principal,
+        init: Initialize,
+        legacy: Legacy,
+    ) -> Self {
+        Self {
+            id,
+            tenant,
+            principal,
+            version: init.version,
+            client_capabilities: init.client_capabilities,
+            log_level: DEFAULT_LOG_LEVEL,
+            subscriptions: HashSet::new(),
+            flows: HashMap::new(),
+            streams: Vec::new(),
+            following_tenant: false,
+            last_active: Instant::now(),
+            next_leg: Arc::new(AtomicU64::new(1)),
+            legacy,
+        }
+    }
+
+    fn idle(&self) -> bool {
+        self.flows.is_empty()
+            && self.streams.iter().all(mpsc::Sender::is_closed)
+            && self.last_active.elapsed() >= self.legacy.config().idle_timeout
+    }
+
+    /// Sends a session notification on one open GET stream (never on more than one).
+    fn notify(&mut self, method: &'static str, params: Value) {
+        self.streams.retain(|s| !s.is_closed());
+        let message = OutgoingMessage {
+            id: None,
+            method,
+            params,
+        };
+        if let Some(stream) = self.streams.first() {
+            if stream.try_send(message).is_err() {
+                tracing::debug!("session notification dropped: its stream is full");
+            }
+        }
+    }
+
+    /// The shim of one request: the session's relay on that request's own stream, unless
+    /// the tenant turned the shim off or the request has no stream.
+    fn shim(&self, notifier: Option<&Notifier>) -> Shim {
+        let relay = match notifier {
+            Some(stream) if self.tenant.settings().legacy_shim => Some(Arc::new(SessionRelay {
+                session: self.id.clone(),
+                bridge: self.legacy.bridge.clone(),
+                stream: stream.clone(),
+                leg_timeout: self.legacy.config().leg_timeout,
+                next_leg: self.next_leg.clone(),
+            })
+                as Arc<dyn Relay>),
+            _ => None,
+        };
+        Shim {
+            relay,
+            max_rounds: self.legacy.runtime.max_rounds,
+            run_timeout: self.legacy.runtime.request_timeout,
+        }
+    }
+
+    /// The session-level methods, answered from the session's own state.
+    fn session_method(
+        &mut self,
+        request: &Request,
+    ) -> Option<Result<Map<String, Value>, McpError>> {
+        let param = |k: &str| request.params.as_ref().and_then(|p| p.get(k));
+        Some(match request.method.as_str() {
+            "ping" => Ok(Map::new()),
+            "initialize" => Err(McpError::invalid_request(
+                "The session is already initialized",
+            )),
+            "logging/setLevel" => match param("level")
+                .and_then(Value::as_str)
+                .and_then(LogLevel::parse)
+            {
+                Some(level) => {
+                    self.log_level = level;
+                    Ok(Map::new())
+                }
+                None => Err(McpError::invalid_params("params.level must be a log level")),
+            },
+            m @ ("resources/subscribe" | "resources/unsubscribe") => {
+                if !self.tenant.catalog().has_resources() {
+                    return Some(Err(McpError::method_not_found(m)));
+                }
+                match param("uri").and_then(Value::as_str) {
+                    Some(uri) if m == "resources/subscribe" => {
+                        self.subscriptions.insert(uri.to_owned());
+                        Ok(Map::new())
+                    }
+                    Some(uri) => {
+                        self.subscriptions.remove(uri);
+                        Ok(Map::new())
+                    }
+                    None => Err(McpError::invalid_params("Missing required params.uri")),
+                }
+            }
+            _ => return None,
+        })
+    }
+}
+
+impl Actor for Session {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        let idle = self.legacy.config().idle_timeout;
+        let period = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+        ctx.run_interval(period, |act, ctx| {
+            if act.idle() {
+                tracing::info!(
+                    tenant = act.tenant.slug(),
+                    "legacy session expired after idling"
+                );
+                ctx.stop();
+            }
+        });
+    }
+
+    fn stopped(&mut self, _: &mut Self::Context) {
+        for (_, flow) in self.flows.drain() {
+            flow.cancel();
+        }
+        self.legacy.sessions.remove(&self.id);
+        self.legacy.bridge.do_send(ForgetSession(self.id.clone()));
+    }
+}
+
+/// One request of the session. The transport made `notifier` the request's own stream when
+/// the client can read one; the session sets its log level.
+#[derive(Message)]
+#[rtype(result = "Reply")]
+pub struct Handle {
+    pub request: Request,
+    pub notifier: Option<Notifier>,
+    pub cancel: CancellationToken,
+}
+
+impl Handler<Handle> for Session {
+    type Result = ResponseActFuture<Self, Reply>;
+
+    fn handle(&mut self, msg: Handle, _: &mut Self::Context) -> Self::Result {
+        self.last_active = Instant::now();
+        let Handle {
+            request,
+            notifier,
+            cancel,
+        } = msg;
+        if let Some(result) = self.session_method(&request) {
+            let reply = result.map_or_else(Reply::Error, Reply::Result);
+            return Box::pin(fut::ready(reply));
+        }
+        if self.flows.contains_key(&request.id) {
+            let error = McpError::invalid_request(format!(
+                "Request id {} is already in use in this session",
+                request.id
+            ));
+            return Box::pin(fut::ready(Reply::Error(error)));
+        }
+        let notifier = notifier.map(|n| n.with_log_level(Some(self.log_level)));
+        let id = request.id.clone();
+        self.flows.insert(id.clone(), cancel.clone());
+        let call = Call {
+            catalog: self.tenant.catalog(),
+            tenant: self.tenant.clone(),
+            principal: self.principal.clone(),
+            request,
+            scope: Scope {
+                era: Era::Legacy,
+                client_capabilities: self.client_capabilities.clone(),
+            },
+            shim: Some(self.shim(notifier.as_ref())),
+            notifier,
+            cancel,
+        };
+        let work = dispatch(call, Protection::PassThrough, self.legacy.runtime.clone());
+        Box::pin(work.into_actor(self).map(move |reply, act, _| {
+            act.flows.remove(&id);
+            act.last_active = Instant::now();
+            reply
+        }))
+    }
+}
+
+/// A notification the client sent in this session.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Notify(pub Notification);
+
+impl Handler<Notify> for Session {
+    type Result = ();
+
+    fn handle(&mut self, Notify(n): Notify, _: &mut Self::Context) {
+        self.last_active = Instant::now();
+        if n.method != "notifications/cancelled" {
+            return;
+        }
+        let id = n
+            .params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+        if let Some(flow) = id.as_ref().and_then(|id| self.flows.get(id)) {
+            tracing::info!(request = %id.as_ref().map(ToString::to_string).unwrap_or_default(), "legacy request cancelled by the client");
+            flow.cancel();
+        }
+    }
+}
+
+/// Opens a GET stream: notifications not tied to a request (list changes, updates of
+/// subscribed resources).
+#[derive(Message)]
+#[rtype(result = "mpsc::Receiver<OutgoingMessage>")]
+pub struct OpenStream;
+
+impl Handler<OpenStream> for Session {
+    type Result = MessageResult<OpenStream>;
+
+    fn handle(&mut self, _: OpenStream, ctx: &mut Self::Context) -> Self::Result {
+        self.last_active = Instant::now();
+        let (tx, rx) = mpsc::channel(STREAM_CAPACITY);
+        self.streams.push(tx);
+        if !self.following_tenant {
+            self.following_tenant = true;
+            let events = self.tenant.subscribe();
+            ctx.add_stream(stream::unfold(events, |mut events| async move {
+                loop {
+                    match events.recv().await {
+                        Ok(event) => return Some((event, events)),
+                        // Missed changes are unknown: announce every list instead.
+                        Err(RecvError::Lagged(_)) => return Some((ListChanged::Tools, events)),
+                        Err(RecvError::Closed) => return None,
+                    }
+                }
+            }));
+        }
+        MessageResult(rx)
+    }
+}
+
+impl StreamHandler<ListChanged> for Session {
+    fn handle(&mut self, event: ListChanged, _: &mut Self::Context) {
+        let (method, params) = match event {
+            ListChanged::Tools => ("notifications/tools/list_changed", json!({})),
+            ListChanged::Prompts => ("notifications/prompts/list_changed", json!({})),
+            ListChanged::Resources => ("notifications/resources/list_changed", json!({})),
+            ListChanged::ResourceUpdated(uri) if self.subscriptions.contains(&uri) => {
+                ("notifications/resources/updated", json!({ "uri": uri }))
+            }
+            ListChanged::ResourceUpdated(_) => return,
+        };
+        self.notify(method, params);
+    }
+
+    /// The tenant's feed ending must not end the session.
+    fn finished(&mut self, _: &mut Self::Context) {}
+}
+
+/// Ends the session (DELETE, or shutdown): its flows are cancelled and its id forgotten.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct End;
+
+impl Handler<End> for Session {
+    type Result = ();
+
+    fn handle(&mut self, _: End, ctx: &mut Self::Context) {
+        tracing::info!(
+            tenant = self.tenant.slug(),
+            "legacy session ended by the client"
+        );
+        ctx.stop();
+    }
+}

@@ -1,0 +1,243 @@
+//! Legacy sessions on Streamable HTTP (2025-03-26 … 2025-11-25): `initialize` and its
+//! `Mcp-Session-Id`, the session's requests, notifications and answers on POST, its GET
+//! stream, and DELETE.
+//!
+//! Every legacy error that is the client's or the session's (no session, a stray answer) is
+//! an HTTP error status with a JSON-RPC error body; a JSON-RPC error that answers a request
+//! travels with HTTP 200, as the legacy wire expects.
+
+use std::sync::Arc;
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpRequest, HttpResponse};
+use tokio_util::sync::CancellationToken;
+
+use super::endpoint::{header_str, Rejection};
+use super::inflight::InFlight;
+use super::response::json_result;
+use super::{sse, McpService};
+use crate::handler::{Notifier, Principal, Tenant};
+use crate::legacy::bridge::Answer;
+use crate::legacy::session::{End, Handle, Notify, OpenStream};
+use crate::legacy::sessions::Found;
+use crate::legacy::{handshake, Session};
+use crate::protocol::error::ErrorCode;
+use crate::protocol::jsonrpc::Response;
+use crate::protocol::meta::legacy_progress_token;
+use crate::protocol::{Era, McpError, Notification, ProtocolVersion, Request};
+
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+
+/// `initialize`: a new session for this tenant and caller, unless the process holds its cap.
+pub(crate) fn initialize(
+    request: Request,
+    tenant: Arc<Tenant>,
+    principal: Principal,
+    service: &Arc<McpService>,
+) -> Result<HttpResponse, Rejection> {
+    let id = request.id.clone();
+    let init = handshake::parse(&request).map_err(|e| Rejection::new(Some(&id), e))?;
+    let result = handshake::result(&init, &tenant, &tenant.catalog());
+    let legacy = service.legacy.clone();
+    let version = init.version;
+    let session = legacy
+        .sessions
+        .create(tenant.slug(), &principal, version, |sid| {
+            actix::Actor::start(Session::new(
+                sid,
+                tenant.clone(),
+                principal.clone(),
+                init,
+                legacy.clone(),
+            ))
+        })
+        .map_err(|full| {
+            tracing::warn!(%full, "initialize refused");
+            Rejection::new(
+                Some(&id),
+                McpError::new(ErrorCode::TooManySessions, full.to_string()),
+            )
+        })?;
+    tracing::info!(
+        tenant = tenant.slug(),
+        version = version.as_str(),
+        "legacy session started"
+    );
+    let mut response = json_result(&id, result);
+    if let Ok(value) = header::HeaderValue::from_str(&session) {
+        response
+            .headers_mut()
+            .insert(header::HeaderName::from_static(SESSION_HEADER), value);
+    }
+    Ok(response)
+}
+
+/// The session a request names, checked against its tenant and caller (404 otherwise, as
+/// for an ended session) and against the version header, when one is sent (400).
+pub(crate) fn session(
+    req: &HttpRequest,
+    session_id: &str,
+    tenant: &Tenant,
+    principal: &Principal,
+    service: &McpService,
+) -> Result<Found, Rejection> {
+    let found = service
+        .legacy
+        .sessions
+        .find(session_id, tenant.slug(), principal)
+        .ok_or_else(|| {
+            Rejection::new(
+                None,
+                McpError::new(ErrorCode::UnknownSession, "Session not found"),
+            )
+        })?;
+    if let Some(v) = header_str(req, "mcp-protocol-version").map(str::trim) {
+        if v != found.version.as_str() {
+            return Err(Rejection::new(
+                None,
+                McpError::invalid_request(format!(
+                    "MCP-Protocol-Version '{v}' is not this session's version ({})",
+                    found.version.as_str()
+                )),
+            ));
+        }
+    }
+    Ok(found)
+}
+
+/// A request in a session: answered as JSON, or on its own SSE stream once it has
+/// notifications or server-to-client requests to send first.
+pub(crate) async fn request(
+    req: &HttpRequest,
+    request: Request,
+    found: Found,
+    tenant: Arc<Tenant>,
+    service: &Arc<McpService>,
+) -> Result<HttpResponse, Rejection> {
+    let id = request.id.clone();
+    let accepts_sse = header_str(req, "accept")
+        .is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"));
+    let (notifier, rx) = if accepts_sse {
+        let (n, rx) = Notifier::channel(legacy_progress_token(request.params.as_ref()), None);
+        (Some(n), Some(rx))
+    } else {
+        (None, None)
+    };
+    let cancel = CancellationToken::new();
+    let in_flight = InFlight::new(cancel.clone(), service.clone());
+    let reply = found.addr.send(Handle {
+        request,
+        notifier,
+        cancel,
+    });
+    Ok(match rx {
+        None => {
+            let reply = reply
+                .await
+                .unwrap_or_else(|_| crate::dispatch::Reply::unavailable());
+            in_flight.finish();
+            super::endpoint::frame(service, &id, reply, &tenant, Era::Legacy)
+        }
+        Some(rx) => {
+            sse::request_stream(
+                service.clone(),
+                tenant,
+                id,
+                Era::Legacy,
+                Box::pin(reply),
+                rx,
+                in_flight,
+            )
+            .await
+        }
+    })
+}
+
+/// A notification in a session (`notifications/initialized`, `notifications/cancelled`).
+pub(crate) fn notification(found: Found, n: Notification, service: &McpService) -> HttpResponse {
+    service.metrics.record_notification();
+    found.addr.do_send(Notify(n));
+    HttpResponse::Accepted().finish()
+}
+
+/// The client's answer to a server-to-client request: 202 once it reached the flow waiting
+/// for it; 400 if none was (stray, duplicate, too late), and nothing changes.
+pub(crate) async fn answer(
+    session_id: &str,
+    response: Response,
+    service: &McpService,
+) -> Result<HttpResponse, Rejection> {
+    let delivered = service
+        .legacy
+        .bridge
+        .send(Answer {
+            session: session_id.into(),
+            response,
+        })
+        .await
+        .map_err(|_| {
+            Rejection::new(
+                None,
+                McpError::internal("Internal error: legacy bridge unavailable"),
+            )
+        })?;
+    match delivered {
+        Ok(()) => Ok(HttpResponse::Accepted().finish()),
+        Err(stray) => {
+            tracing::info!(%stray, "refused an answer nobody waits for");
+            Err(Rejection::new(
+                None,
+                McpError::invalid_request(stray.to_string()),
+            ))
+        }
+    }
+}
+
+/// GET with a session: the session's stream of notifications not tied to a request.
+pub(crate) async fn open_stream(
+    req: &HttpRequest,
+    found: Found,
+    service: &Arc<McpService>,
+) -> Result<HttpResponse, Rejection> {
+    if !header_str(req, "accept").is_some_and(|a| a.contains("text/event-stream")) {
+        let mut response = super::response::json_error(
+            None,
+            &McpError::invalid_request("GET needs Accept: text/event-stream"),
+        );
+        *response.status_mut() = StatusCode::NOT_ACCEPTABLE;
+        return Ok(response);
+    }
+    let rx = found.addr.send(OpenStream).await.map_err(|_| {
+        Rejection::new(
+            None,
+            McpError::new(ErrorCode::UnknownSession, "Session not found"),
+        )
+    })?;
+    Ok(sse::session_stream(service, rx))
+}
+
+/// DELETE with a session: the session ends; its id is unknown from now on.
+pub(crate) fn end(session_id: &str, service: &McpService, found: Found) -> HttpResponse {
+    service.legacy.sessions.remove(session_id);
+    found.addr.do_send(End);
+    HttpResponse::Ok().finish()
+}
+
+/// Whether an `initialize` is a legacy handshake: unless it carries the modern envelope or a
+/// modern version header, in which case it is a removed method for a modern client.
+pub(crate) fn is_handshake(req: &HttpRequest, request: &Request) -> bool {
+    let modern_header = header_str(req, "mcp-protocol-version")
+        .and_then(|v| ProtocolVersion::parse(v.trim()))
+        .is_some_and(|v| v.era() == Era::Modern);
+    request.method == "initialize"
+        && !modern_header
+        && !crate::protocol::meta::has_modern_envelope(request.params.as_ref())
+}
+
+/// Whether a request without a session names a legacy version in its header: a legacy
+/// client that skipped `initialize`.
+pub(crate) fn names_legacy_version(req: &HttpRequest) -> bool {
+    header_str(req, "mcp-protocol-version")
+        .and_then(|v| ProtocolVersion::parse(v.trim()))
+        .is_some_and(|v| v.era() == Era::Legacy)
+}
