@@ -24,6 +24,16 @@ pub struct Cli {
 pub enum Command {
     /// Serve every tenant's MCP endpoint (POST /t/{tenant}/mcp) over HTTP.
     Serve(ServeArgs),
+    /// Serve one tenant over stdin/stdout (newline-delimited JSON-RPC, both eras: modern
+    /// requests carry the _meta envelope, legacy clients begin with initialize).
+    Stdio(StdioArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct StdioArgs {
+    /// The tenant to serve (a tenant of the default set: demo, conformance).
+    #[arg(long)]
+    pub tenant: String,
 }
 
 #[derive(Debug, Args)]

@@ -19,6 +19,7 @@ fn main() -> std::process::ExitCode {
     init_tracing(&config.log);
     let result = match cli.command {
         Command::Serve(_) => commands::serve::run(config),
+        Command::Stdio(args) => commands::stdio::run(config, &args),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -34,6 +35,10 @@ fn configure(cli: &Cli) -> anyhow::Result<Config> {
     let config = Config::load(cli.config.as_deref())?;
     Ok(match &cli.command {
         Command::Serve(args) => config.with_serve_args(args)?,
+        Command::Stdio(_) => {
+            config.validate()?;
+            config
+        }
     })
 }
 

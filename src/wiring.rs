@@ -83,20 +83,25 @@ pub fn default_tenants(config: &Config) -> anyhow::Result<(TenantRegistry, Optio
     Ok((registry, generated))
 }
 
-/// Starts the server on `config.listen` inside the current actix System.
-pub async fn start(config: &Config) -> anyhow::Result<Running> {
-    let (registry, generated_demo_key) = default_tenants(config)?;
-    let registry = Arc::new(registry);
-    start_with(config, registry, generated_demo_key).await
+/// The runtime settings and the state keys every transport dispatches with: the KeyManager
+/// on its own thread, with a ring for each tenant of `registry`.
+pub struct Dispatching {
+    pub runtime: RuntimeConfig,
+    pub keys: StateKeys,
+    key_arbiter: Arbiter,
 }
 
-/// Starts the server for the tenants of `registry`.
-pub async fn start_with(
+impl Dispatching {
+    pub fn stop(&self) {
+        self.key_arbiter.stop();
+    }
+}
+
+/// Builds [`Dispatching`] inside the current actix System.
+pub async fn dispatching(
     config: &Config,
-    registry: Arc<TenantRegistry>,
-    generated_demo_key: Option<ApiKey>,
-) -> anyhow::Result<Running> {
-    config.validate()?;
+    registry: &TenantRegistry,
+) -> anyhow::Result<Dispatching> {
     let policy = SealPolicy {
         ttl: Duration::from_secs(config.state.ttl_secs),
         clock_skew: Duration::from_secs(config.state.clock_skew_secs),
@@ -139,6 +144,32 @@ pub async fn start_with(
         sealing: Some(policy),
         legacy: config.legacy.runtime(),
     };
+    Ok(Dispatching {
+        runtime,
+        keys: StateKeys { key_manager, rings },
+        key_arbiter,
+    })
+}
+
+/// Starts the server on `config.listen` inside the current actix System.
+pub async fn start(config: &Config) -> anyhow::Result<Running> {
+    let (registry, generated_demo_key) = default_tenants(config)?;
+    let registry = Arc::new(registry);
+    start_with(config, registry, generated_demo_key).await
+}
+
+/// Starts the server for the tenants of `registry`.
+pub async fn start_with(
+    config: &Config,
+    registry: Arc<TenantRegistry>,
+    generated_demo_key: Option<ApiKey>,
+) -> anyhow::Result<Running> {
+    config.validate()?;
+    let Dispatching {
+        runtime,
+        keys,
+        key_arbiter,
+    } = dispatching(config, &registry).await?;
     let http_config = HttpConfig {
         max_body_bytes: config.http.max_body_bytes,
         body_timeout: Duration::from_millis(config.http.body_timeout_ms),
@@ -154,7 +185,7 @@ pub async fn start_with(
         registry.clone(),
         runtime,
         http_config,
-        Some(StateKeys { key_manager, rings }),
+        Some(keys),
     );
 
     let factory_service = service.clone();

@@ -59,6 +59,14 @@ pub fn refused(why: &str) -> McpError {
 
 /// Runs a legacy `tools/call`, `prompts/get` or `resources/read` to completion.
 pub(crate) async fn run(call: &Call, shim: &Shim) -> Result<Map<String, Value>, McpError> {
+    let mut rounds = 0;
+    let result = flow(call, shim, &mut rounds).await;
+    tracing::Span::current().record("round", rounds);
+    result
+}
+
+/// The flow; `rounds` counts the fulfilment rounds it went through.
+async fn flow(call: &Call, shim: &Shim, rounds: &mut u32) -> Result<Map<String, Value>, McpError> {
     let no_params = Map::new();
     let params = call.request.params.as_ref().unwrap_or(&no_params);
     let method = call.request.method.as_str();
@@ -70,7 +78,7 @@ pub(crate) async fn run(call: &Call, shim: &Shim) -> Result<Map<String, Value>, 
     let mut state = None;
     let mut round = 0;
     loop {
-        tracing::Span::current().record("round", round);
+        *rounds = round;
         let run = mrtr::run_handler(call, &target, arguments.clone(), answers, state, round);
         let outcome = tokio::time::timeout(shim.run_timeout, run)
             .await

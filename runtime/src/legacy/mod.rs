@@ -6,7 +6,7 @@
 //! - [`bridge`]: the LegacyBridge actor, which matches the client's answers to the
 //!   server-to-client requests the shim sent;
 //! - [`relay`]: the shim's way to the client, one leg per input request;
-//! - [`handshake`]: `initialize`.
+//! - [`handshake`]: the `initialize` request and its result.
 //!
 //! A modern request never reaches this module: the transport decides the era first.
 

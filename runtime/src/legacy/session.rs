@@ -47,6 +47,8 @@ pub struct Session {
     flows: HashMap<RequestId, CancellationToken>,
     streams: Vec<mpsc::Sender<OutgoingMessage>>,
     following_tenant: bool,
+    /// Whether idling ends the session (not on stdio, where the process is the session).
+    expires: bool,
     last_active: Instant,
     next_leg: Arc<AtomicU64>,
     legacy: Legacy,
@@ -82,14 +84,22 @@ impl Session {
             flows: HashMap::new(),
             streams: Vec::new(),
             following_tenant: false,
+            expires: true,
             last_active: Instant::now(),
             next_leg: Arc::new(AtomicU64::new(1)),
             legacy,
         }
     }
 
+    /// A session that lives as long as its transport (stdio) rather than expiring.
+    pub fn without_expiry(mut self) -> Self {
+        self.expires = false;
+        self
+    }
+
     fn idle(&self) -> bool {
-        self.flows.is_empty()
+        self.expires
+            && self.flows.is_empty()
             && self.streams.iter().all(mpsc::Sender::is_closed)
             && self.last_active.elapsed() >= self.legacy.config().idle_timeout
     }
@@ -296,13 +306,12 @@ impl Handler<OpenStream> for Session {
             self.following_tenant = true;
             let events = self.tenant.subscribe();
             ctx.add_stream(stream::unfold(events, |mut events| async move {
-                loop {
-                    match events.recv().await {
-                        Ok(event) => return Some((event, events)),
-                        // Missed changes are unknown: announce every list instead.
-                        Err(RecvError::Lagged(_)) => return Some((ListChanged::Tools, events)),
-                        Err(RecvError::Closed) => return None,
-                    }
+                match events.recv().await {
+                    Ok(event) => Some((event, events)),
+                    // Missed changes are unknown: announcing a list change makes the client
+                    // re-list, which costs less than a stale list.
+                    Err(RecvError::Lagged(_)) => Some((ListChanged::Tools, events)),
+                    Err(RecvError::Closed) => None,
                 }
             }));
         }

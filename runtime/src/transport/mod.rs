@@ -2,3 +2,4 @@
 //! about a request is dispatch's.
 
 pub mod http;
+pub mod stdio;

@@ -1,0 +1,373 @@
+//! stdio: one tenant, one JSON-RPC message per line on stdin and stdout, both eras.
+//!
+//! The era is decided per message, as on HTTP: a request with the modern `_meta` envelope is
+//! served statelessly (clients probe with `server/discover`); `initialize` begins the
+//! process's one legacy session, and requests without the envelope then belong to it. Other
+//! requests get a JSON-RPC error naming the supported versions.
+//!
+//! Each request runs as its own task. What it sends before its response (progress, logs,
+//! and on the legacy session the shim's server-to-client requests) goes out only while it is
+//! pending: its channel is dropped with the response. One writer task owns stdout, so lines
+//! never interleave. Logs go to stderr only.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::BufRead;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{Actor, Addr};
+use serde_json::{json, Value};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{broadcast, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use crate::dispatch::envelope::check_modern;
+use crate::dispatch::{Call, Dispatch, Dispatcher, Reply, RuntimeConfig, Scope, StateKeys};
+use crate::handler::{Notifier, OutgoingMessage, Principal, Tenant};
+use crate::legacy::bridge::Answer;
+use crate::legacy::session::{Handle, Notify};
+use crate::legacy::{handshake, Legacy, Session, SessionId};
+use crate::protocol::jsonrpc::{
+    error_bytes, notification_bytes, request_bytes, result_bytes, Malformed,
+};
+use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
+use crate::protocol::{Incoming, McpError, ProtocolVersion, Request, RequestId};
+
+/// Lines read ahead of the server: beyond it the reader waits (backpressure).
+const INPUT_BUFFER: usize = 256;
+/// Messages queued for stdout.
+const OUTPUT_BUFFER: usize = 1024;
+/// How long requests still running at end of input may take to finish.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Reads stdin on a plain thread (a tokio stdin read cannot be cancelled, and would hold the
+/// process open at exit) and hands each line over, waiting while the server is behind.
+pub fn stdin_lines() -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel(INPUT_BUFFER);
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.blocking_send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// What the stdio server needs.
+#[derive(Debug)]
+pub struct Stdio {
+    pub tenant: Arc<Tenant>,
+    /// Who the local client is: stdio has no credentials, the process owner is the caller.
+    pub principal: Principal,
+    pub runtime: Arc<RuntimeConfig>,
+    pub keys: Option<StateKeys>,
+}
+
+/// Serves `lines` until they end and every request has answered (or `DRAIN_TIMEOUT`
+/// passed). Must run inside an actix System, on a `LocalSet`.
+pub async fn serve<W>(stdio: Stdio, mut lines: mpsc::Receiver<String>, output: W)
+where
+    W: AsyncWrite + Unpin + 'static,
+{
+    let (out, out_rx) = mpsc::channel::<Vec<u8>>(OUTPUT_BUFFER);
+    let writer = actix_rt::spawn(write_lines(out_rx, output));
+    let server = Server {
+        dispatcher: Dispatcher::new(stdio.runtime.clone(), stdio.keys.clone()).start(),
+        legacy: Legacy::start(stdio.runtime.clone()),
+        session: None,
+        in_flight: Rc::new(RefCell::new(HashMap::new())),
+        out,
+        stdio,
+    };
+    let mut server = server;
+    while let Some(line) = lines.recv().await {
+        if !line.trim().is_empty() {
+            server.handle(line.as_bytes()).await;
+        }
+    }
+    server.drain().await;
+    drop(server);
+    let _ = writer.await;
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(mut rx: mpsc::Receiver<Vec<u8>>, mut output: W) {
+    while let Some(mut line) = rx.recv().await {
+        line.push(b'\n');
+        if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+            tracing::warn!("stdout closed");
+            break;
+        }
+    }
+}
+
+type InFlight = Rc<RefCell<HashMap<RequestId, CancellationToken>>>;
+
+struct Server {
+    stdio: Stdio,
+    dispatcher: Addr<Dispatcher>,
+    legacy: Legacy,
+    session: Option<(SessionId, Addr<Session>)>,
+    in_flight: InFlight,
+    out: mpsc::Sender<Vec<u8>>,
+}
+
+impl Server {
+    async fn write(&self, bytes: Vec<u8>) {
+        let _ = self.out.send(bytes).await;
+    }
+
+    async fn handle(&mut self, line: &[u8]) {
+        let incoming = match Incoming::parse(line) {
+            Ok(incoming) => incoming,
+            Err(Malformed { id, error }) => {
+                return self.write(error_bytes(id.as_ref(), &error)).await;
+            }
+        };
+        match incoming {
+            Incoming::Request(request) => self.request(request).await,
+            Incoming::Notification(n) => {
+                if n.method == "notifications/cancelled" {
+                    let id = n
+                        .params
+                        .as_ref()
+                        .and_then(|p| p.get("requestId"))
+                        .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+                    if let Some(token) = id.and_then(|id| self.in_flight.borrow().get(&id).cloned())
+                    {
+                        token.cancel();
+                    }
+                }
+                if let Some((_, session)) = &self.session {
+                    session.do_send(Notify(n));
+                }
+            }
+            Incoming::Response(response) => {
+                let Some((sid, _)) = &self.session else {
+                    tracing::warn!(id = %response.id, "a response arrived, but no request of ours is pending");
+                    return;
+                };
+                let answer = Answer {
+                    session: sid.clone(),
+                    response,
+                };
+                match self.legacy.bridge.send(answer).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(stray)) => tracing::warn!(%stray, "refused an answer nobody waits for"),
+                    Err(_) => tracing::error!("legacy bridge unavailable"),
+                }
+            }
+        }
+    }
+
+    async fn request(&mut self, request: Request) {
+        let id = request.id.clone();
+        if self.in_flight.borrow().contains_key(&id) {
+            let e = McpError::invalid_request(format!("Request id {id} is already in use"));
+            return self.write(error_bytes(Some(&id), &e)).await;
+        }
+        let modern = has_modern_envelope(request.params.as_ref());
+        if request.method == "initialize" && !modern {
+            return self.initialize(request).await;
+        }
+        if !modern {
+            if let Some((_, session)) = &self.session {
+                let (notifier, rx) =
+                    Notifier::channel(legacy_progress_token(request.params.as_ref()), None);
+                let cancel = CancellationToken::new();
+                let reply = session.send(Handle {
+                    request,
+                    notifier: Some(notifier),
+                    cancel: cancel.clone(),
+                });
+                let reply = async move { reply.await.unwrap_or_else(|_| Reply::unavailable()) };
+                return self.spawn(id, cancel, reply, Some(rx));
+            }
+        }
+        // Modern, or neither: the envelope checks say what is wrong with the latter.
+        let catalog = self.stdio.tenant.catalog();
+        let envelope = match check_modern(&request, None) {
+            Ok(envelope) => envelope,
+            Err(mut e) => {
+                if !modern && e.data.is_none() {
+                    e = e.with_data(json!({ "supported": ProtocolVersion::MODERN_STRS }));
+                }
+                return self.write(error_bytes(Some(&id), &e)).await;
+            }
+        };
+        let (notifier, rx) = if envelope.may_notify() {
+            let (n, rx) = Notifier::channel(
+                envelope.meta.progress_token.clone(),
+                envelope.meta.log_level,
+            );
+            (Some(n), Some(rx))
+        } else {
+            (None, None)
+        };
+        let cancel = CancellationToken::new();
+        let call = Call {
+            tenant: self.stdio.tenant.clone(),
+            catalog,
+            principal: self.stdio.principal.clone(),
+            scope: Scope::from(&envelope),
+            request,
+            notifier,
+            cancel: cancel.clone(),
+            shim: None,
+        };
+        let reply = self.dispatcher.send(Dispatch(call));
+        let reply = async move { reply.await.unwrap_or_else(|_| Reply::unavailable()) };
+        self.spawn(id, cancel, reply, rx);
+    }
+
+    async fn initialize(&mut self, request: Request) {
+        let id = request.id.clone();
+        if self.session.is_some() {
+            let e = McpError::invalid_request("The session is already initialized");
+            return self.write(error_bytes(Some(&id), &e)).await;
+        }
+        let init = match handshake::parse(&request) {
+            Ok(init) => init,
+            Err(e) => return self.write(error_bytes(Some(&id), &e)).await,
+        };
+        let tenant = self.stdio.tenant.clone();
+        let result = handshake::result(&init, &tenant, &tenant.catalog());
+        let principal = self.stdio.principal.clone();
+        let legacy = self.legacy.clone();
+        let mut addr = None;
+        let created = self
+            .legacy
+            .sessions
+            .create(tenant.slug(), &principal, init.version, |sid| {
+                let session = Session::new(sid, tenant.clone(), principal.clone(), init, legacy)
+                    .without_expiry()
+                    .start();
+                addr = Some(session.clone());
+                session
+            });
+        match (created, addr) {
+            (Ok(sid), Some(addr)) => {
+                self.session = Some((sid, addr));
+                self.write(result_bytes(&id, &Value::Object(result))).await;
+            }
+            _ => {
+                let e = McpError::internal("Internal error: could not start the session");
+                self.write(error_bytes(Some(&id), &e)).await;
+            }
+        }
+    }
+
+    /// Runs one request: its messages go out while it is pending, then its response.
+    fn spawn(
+        &self,
+        id: RequestId,
+        cancel: CancellationToken,
+        reply: impl Future<Output = Reply> + 'static,
+        rx: Option<mpsc::Receiver<OutgoingMessage>>,
+    ) {
+        self.in_flight
+            .borrow_mut()
+            .insert(id.clone(), cancel.clone());
+        let in_flight = self.in_flight.clone();
+        let out = self.out.clone();
+        let tenant = self.stdio.tenant.clone();
+        actix_rt::spawn(async move {
+            let reply = pump(reply, rx, &out).await;
+            match reply {
+                Reply::Result(r) => {
+                    let _ = out.send(result_bytes(&id, &Value::Object(r))).await;
+                }
+                Reply::Error(e) => {
+                    let _ = out.send(error_bytes(Some(&id), &e)).await;
+                }
+                Reply::Listen(listen) => {
+                    listen_until_cancelled(listen, &tenant, &cancel, &out).await
+                }
+                Reply::Cancelled => {}
+            }
+            in_flight.borrow_mut().remove(&id);
+        });
+    }
+
+    /// End of input: requests still running may finish, within `DRAIN_TIMEOUT`.
+    async fn drain(&self) {
+        let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
+        while !self.in_flight.borrow().is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        for token in self.in_flight.borrow().values() {
+            token.cancel();
+        }
+        if let Some((sid, _)) = &self.session {
+            if let Some(session) = self.legacy.sessions.remove(sid) {
+                session.do_send(crate::legacy::session::End);
+            }
+        }
+    }
+}
+
+/// Writes the request's messages until its reply is ready, then the ones queued before it.
+async fn pump(
+    reply: impl Future<Output = Reply>,
+    rx: Option<mpsc::Receiver<OutgoingMessage>>,
+    out: &mpsc::Sender<Vec<u8>>,
+) -> Reply {
+    let Some(mut rx) = rx else {
+        return reply.await;
+    };
+    let mut reply = std::pin::pin!(reply);
+    loop {
+        tokio::select! {
+            biased;
+            Some(message) = rx.recv() => {
+                let _ = out.send(message_bytes(&message)).await;
+            }
+            r = &mut reply => {
+                while let Ok(message) = rx.try_recv() {
+                    let _ = out.send(message_bytes(&message)).await;
+                }
+                return r;
+            }
+        }
+    }
+}
+
+fn message_bytes(m: &OutgoingMessage) -> Vec<u8> {
+    match &m.id {
+        Some(id) => request_bytes(id, m.method, &m.params),
+        None => notification_bytes(m.method, &m.params),
+    }
+}
+
+/// `subscriptions/listen` on stdio: the acknowledgement, each honoured change, and the
+/// closing result once the client cancels it.
+async fn listen_until_cancelled(
+    mut listen: crate::dispatch::Listen,
+    tenant: &Tenant,
+    cancel: &CancellationToken,
+    out: &mpsc::Sender<Vec<u8>>,
+) {
+    let (method, params) = listen.acknowledgement();
+    let _ = out.send(notification_bytes(method, &params)).await;
+    loop {
+        tokio::select! {
+            _ = cancel.cancelled() => break,
+            event = listen.events.recv() => match event {
+                Ok(event) => {
+                    if let Some((method, params)) = listen.render(&event) {
+                        let _ = out.send(notification_bytes(method, &params)).await;
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+        }
+    }
+    let closing = listen.closing_result(tenant.server_info());
+    let id = listen.subscription_id.clone();
+    let _ = out.send(result_bytes(&id, &Value::Object(closing))).await;
+}
