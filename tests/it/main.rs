@@ -15,4 +15,5 @@ mod malformed;
 mod mrtr;
 mod sealing;
 mod stamping;
+mod stdio;
 mod streaming;
