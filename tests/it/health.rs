@@ -112,3 +112,35 @@ async fn metrics_count_a_request_whose_client_went_away_as_cancelled() {
     );
     server.stop().await;
 }
+
+#[actix_web::test]
+async fn metrics_show_the_live_legacy_sessions() {
+    let server = Server::start().await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}
+    }});
+    let reply = server
+        .post(LAB, &init)
+        .without("mcp-protocol-version")
+        .send_unchecked()
+        .await;
+    let session = reply
+        .header("mcp-session-id")
+        .expect("a session")
+        .to_owned();
+    assert_eq!(
+        metric(&scrape(&server).await, "roundtrip_legacy_sessions"),
+        1
+    );
+    let ended = server
+        .http(Method::DELETE, "/t/lab/mcp")
+        .header("mcp-session-id", &session)
+        .send_unchecked()
+        .await;
+    assert_eq!(ended.status, 200);
+    assert_eq!(
+        metric(&scrape(&server).await, "roundtrip_legacy_sessions"),
+        0
+    );
+    server.stop().await;
+}

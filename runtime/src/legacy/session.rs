@@ -25,6 +25,7 @@ use super::relay::SessionRelay;
 use super::{Legacy, SessionId};
 use crate::dispatch::{dispatch, Call, Protection, Relay, Reply, Scope, Shim};
 use crate::handler::{ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
+use crate::protocol::error::ErrorCode;
 use crate::protocol::{
     ClientCapabilities, Era, LogLevel, McpError, Notification, ProtocolVersion, Request, RequestId,
 };
@@ -49,6 +50,8 @@ pub struct Session {
     following_tenant: bool,
     /// Whether idling ends the session (not on stdio, where the process is the session).
     expires: bool,
+    /// Ended by the client: stops once its cancelled flows have answered.
+    ending: bool,
     last_active: Instant,
     next_leg: Arc<AtomicU64>,
     legacy: Legacy,
@@ -85,6 +88,7 @@ impl Session {
             streams: Vec::new(),
             following_tenant: false,
             expires: true,
+            ending: false,
             last_active: Instant::now(),
             next_leg: Arc::new(AtomicU64::new(1)),
             legacy,
@@ -228,6 +232,10 @@ impl Handler<Handle> for Session {
             notifier,
             cancel,
         } = msg;
+        if self.ending {
+            let error = McpError::new(ErrorCode::UnknownSession, "Session not found");
+            return Box::pin(fut::ready(Reply::Error(error)));
+        }
         if let Some(result) = self.session_method(&request) {
             let reply = result.map_or_else(Reply::Error, Reply::Result);
             return Box::pin(fut::ready(reply));
@@ -256,9 +264,12 @@ impl Handler<Handle> for Session {
             cancel,
         };
         let work = dispatch(call, Protection::PassThrough, self.legacy.runtime.clone());
-        Box::pin(work.into_actor(self).map(move |reply, act, _| {
+        Box::pin(work.into_actor(self).map(move |reply, act, ctx| {
             act.flows.remove(&id);
             act.last_active = Instant::now();
+            if act.ending && act.flows.is_empty() {
+                ctx.stop();
+            }
             reply
         }))
     }

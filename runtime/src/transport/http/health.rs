@@ -128,7 +128,18 @@ pub(crate) async fn readyz(service: web::Data<McpService>) -> HttpResponse {
 }
 
 pub(crate) async fn metrics(service: web::Data<McpService>) -> HttpResponse {
+    let mut out = service.metrics.render();
+    let _ = writeln!(
+        out,
+        "# HELP roundtrip_legacy_sessions Live legacy (initialize) sessions in this process."
+    );
+    let _ = writeln!(out, "# TYPE roundtrip_legacy_sessions gauge");
+    let _ = writeln!(
+        out,
+        "roundtrip_legacy_sessions {}",
+        service.legacy.sessions.len()
+    );
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
-        .body(service.metrics.render())
+        .body(out)
 }
