@@ -65,9 +65,18 @@ struct Server(Child);
 impl Server {
     fn start(port: u16, sessions: usize) -> Server {
         let child = Command::new(env!("CARGO_BIN_EXE_roundtrip"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--workers", "1"])
+            .args([
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--workers",
+                "1",
+            ])
             .env("ROUNDTRIP_LOG", "warn")
-            .env("ROUNDTRIP_LEGACY__MAX_SESSIONS", (sessions + 1_000).to_string())
+            .env(
+                "ROUNDTRIP_LEGACY__MAX_SESSIONS",
+                (sessions + 1_000).to_string(),
+            )
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()

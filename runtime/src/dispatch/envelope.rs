@@ -7,7 +7,9 @@
 use base64::Engine;
 use serde_json::{Map, Value};
 
-use crate::handler::{Catalog, HeaderKind, HeaderParam};
+use tokio::sync::mpsc::Receiver;
+
+use crate::handler::{Catalog, HeaderKind, HeaderParam, Notifier, OutgoingMessage};
 use crate::protocol::{McpError, ProtocolVersion, Request, RequestMeta};
 
 /// Methods of earlier revisions that 2026-07-28 removed: answered -32601 (HTTP 404) whatever
@@ -52,6 +54,12 @@ impl Envelope {
     /// to stream.
     pub fn may_notify(&self) -> bool {
         self.meta.progress_token.is_some() || self.meta.log_level.is_some()
+    }
+
+    /// The request's notification channel, for what it asked to receive, when it may notify.
+    pub fn notifier(&self) -> Option<(Notifier, Receiver<OutgoingMessage>)> {
+        self.may_notify()
+            .then(|| Notifier::channel(self.meta.progress_token.clone(), self.meta.log_level))
     }
 }
 

@@ -199,15 +199,7 @@ impl Server {
                 return self.write(error_bytes(Some(&id), &e)).await;
             }
         };
-        let (notifier, rx) = if envelope.may_notify() {
-            let (n, rx) = Notifier::channel(
-                envelope.meta.progress_token.clone(),
-                envelope.meta.log_level,
-            );
-            (Some(n), Some(rx))
-        } else {
-            (None, None)
-        };
+        let (notifier, rx) = envelope.notifier().unzip();
         let cancel = CancellationToken::new();
         let call = Call {
             tenant: self.stdio.tenant.clone(),

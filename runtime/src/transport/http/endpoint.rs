@@ -16,7 +16,7 @@ use super::sse;
 use super::{McpService, WorkerDispatcher};
 use crate::dispatch::envelope::{self, HttpCheck, HttpHeaders};
 use crate::dispatch::{Call, Dispatch, Reply, Scope};
-use crate::handler::{Notifier, Principal, Tenant};
+use crate::handler::{Principal, Tenant};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{Malformed, Notification};
 use crate::protocol::meta::has_modern_envelope;
@@ -228,17 +228,7 @@ async fn dispatch(
     .map_err(|e| Rejection::new(Some(&id), e))?;
 
     // Notifications travel on SSE; a client that cannot read SSE gets only the result.
-    let accepts_sse = header_str(req, "accept")
-        .is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"));
-    let (notifier, notifications) = if envelope.may_notify() && accepts_sse {
-        let (n, rx) = Notifier::channel(
-            envelope.meta.progress_token.clone(),
-            envelope.meta.log_level,
-        );
-        (Some(n), Some(rx))
-    } else {
-        (None, None)
-    };
+    let (notifier, notifications) = envelope.notifier().filter(|_| accepts_sse(req)).unzip();
     let cancel = CancellationToken::new();
     let in_flight = InFlight::new(cancel.clone(), service.clone());
     let call = Call {
@@ -291,6 +281,11 @@ pub(crate) fn frame(
         // Only the in-flight guard cancels, and only once nobody is waiting for this.
         Reply::Cancelled => HttpResponse::NoContent().finish(),
     }
+}
+
+/// Whether the client reads SSE (a missing `Accept` accepts anything).
+pub(crate) fn accepts_sse(req: &HttpRequest) -> bool {
+    header_str(req, "accept").is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"))
 }
 
 pub(crate) fn header_str<'a>(req: &'a HttpRequest, name: &str) -> Option<&'a str> {

@@ -12,7 +12,7 @@ use actix_web::http::{header, StatusCode};
 use actix_web::{HttpRequest, HttpResponse};
 use tokio_util::sync::CancellationToken;
 
-use super::endpoint::{header_str, Rejection};
+use super::endpoint::{accepts_sse, header_str, Rejection};
 use super::inflight::InFlight;
 use super::response::json_result;
 use super::{sse, McpService};
@@ -115,9 +115,7 @@ pub(crate) async fn request(
     service: &Arc<McpService>,
 ) -> Result<HttpResponse, Rejection> {
     let id = request.id.clone();
-    let accepts_sse = header_str(req, "accept")
-        .is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"));
-    let (notifier, rx) = if accepts_sse {
+    let (notifier, rx) = if accepts_sse(req) {
         let (n, rx) = Notifier::channel(legacy_progress_token(request.params.as_ref()), None);
         (Some(n), Some(rx))
     } else {
