@@ -744,4 +744,28 @@ mod tests {
         );
         assert!(message.contains("`http.max_body_bytes`"), "{message}");
     }
+
+    #[test]
+    fn legacy_limits_must_be_set_and_at_most_a_day() {
+        assert_eq!(
+            validated(|c| c.legacy.leg_timeout_secs = 0),
+            Err(InvalidConfig::Zero {
+                key: "legacy.leg_timeout_secs"
+            })
+        );
+        assert!(validated(|c| c.legacy.idle_timeout_secs = 2 * 24 * 60 * 60).is_err());
+        assert!(validated(|c| c.legacy.max_sessions = 0).is_err());
+    }
+
+    #[test]
+    fn the_shim_is_turned_off_per_tenant_from_the_environment() {
+        let env = config::Map::from([(
+            "ROUNDTRIP_LEGACY__SHIM_DISABLED_FOR".to_owned(),
+            "demo, acme".to_owned(),
+        )]);
+        let loaded = Config::load_from(None, Some(env)).expect("loads");
+        assert!(!loaded.legacy.shim_enabled("demo"));
+        assert!(!loaded.legacy.shim_enabled("acme"));
+        assert!(loaded.legacy.shim_enabled("conformance"));
+    }
 }
