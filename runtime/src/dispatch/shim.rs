@@ -39,9 +39,9 @@ pub trait Relay: Send + Sync + std::fmt::Debug {
 /// What a legacy request's shim may do.
 #[derive(Debug, Clone)]
 pub struct Shim {
-    /// `None` when the tenant turned the shim off, or the transport cannot carry
-    /// server-to-client requests for this request.
-    pub relay: Option<Arc<dyn Relay>>,
+    /// The way to the client, or why there is none (the tenant turned the shim off, or the
+    /// request cannot carry server-to-client requests).
+    pub relay: Result<Arc<dyn Relay>, &'static str>,
     /// Fulfilment rounds before the flow is stopped.
     pub max_rounds: u32,
     /// Bound on each handler run (the waits for the client are bounded per leg).
@@ -90,11 +90,7 @@ async fn flow(call: &Call, shim: &Shim, rounds: &mut u32) -> Result<Map<String, 
             Outcome::Complete(result) => return Ok(result),
             Outcome::InputRequired(ir) => ir,
         };
-        let Some(relay) = &shim.relay else {
-            return Err(refused(
-                "this server does not relay input requests to legacy sessions",
-            ));
-        };
+        let relay = shim.relay.as_ref().map_err(|why| refused(why))?;
         if ir.is_empty() {
             tracing::error!(
                 "handler returned input-required with neither input requests nor state"

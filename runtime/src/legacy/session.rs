@@ -127,15 +127,19 @@ impl Session {
     /// the tenant turned the shim off or the request has no stream.
     fn shim(&self, notifier: Option<&Notifier>) -> Shim {
         let relay = match notifier {
-            Some(stream) if self.tenant.settings().legacy_shim => Some(Arc::new(SessionRelay {
+            _ if !self.tenant.settings().legacy_shim => {
+                Err("this server does not relay input requests to legacy sessions")
+            }
+            None => {
+                Err("the request does not accept text/event-stream, where input requests travel")
+            }
+            Some(stream) => Ok(Arc::new(SessionRelay {
                 session: self.id.clone(),
                 bridge: self.legacy.bridge.clone(),
                 stream: stream.clone(),
                 leg_timeout: self.legacy.config().leg_timeout,
                 next_leg: self.next_leg.clone(),
-            })
-                as Arc<dyn Relay>),
-            _ => None,
+            }) as Arc<dyn Relay>),
         };
         Shim {
             relay,
