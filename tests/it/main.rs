@@ -10,6 +10,7 @@ mod errors;
 mod gate;
 mod headers;
 mod health;
+mod legacy;
 mod limits;
 mod malformed;
 mod mrtr;

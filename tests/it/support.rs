@@ -12,6 +12,7 @@
 //! - `empty`: anonymous, an empty catalog.
 
 pub(crate) mod lab;
+pub(crate) mod legacy_client;
 pub(crate) mod schema;
 
 use std::net::SocketAddr;
