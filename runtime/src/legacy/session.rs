@@ -365,6 +365,16 @@ impl Handler<End> for Session {
             tenant = self.tenant.slug(),
             "legacy session ended by the client"
         );
-        ctx.stop();
+        self.legacy.sessions.remove(&self.id);
+        // Its flows end as cancelled (their streams close without a response); the session
+        // stops once they have, so none is cut off mid-answer.
+        self.ending = true;
+        for flow in self.flows.values() {
+            flow.cancel();
+        }
+        self.legacy.bridge.do_send(ForgetSession(self.id.clone()));
+        if self.flows.is_empty() {
+            ctx.stop();
+        }
     }
 }
