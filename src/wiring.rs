@@ -216,3 +216,23 @@ pub async fn start_with(
         key_arbiter,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_tenants_take_the_shim_switch_from_the_config() {
+        let mut config = Config::default();
+        config.legacy.shim_disabled_for = vec!["demo".into()];
+        let (registry, _) = default_tenants(&config).expect("tenants");
+        let shim = |slug: &str| {
+            registry
+                .tenant(slug)
+                .map(|t| t.settings().legacy_shim)
+                .expect("tenant")
+        };
+        assert!(!shim("demo"));
+        assert!(shim("conformance"));
+    }
+}
