@@ -491,6 +491,29 @@ async fn a_form_elicitation_is_relayed_on_the_call_stream_and_the_handler_reruns
 }
 
 #[actix_web::test]
+async fn answers_and_state_a_legacy_client_puts_in_its_call_never_reach_the_handler() {
+    // Only the runtime feeds a handler answers and state on a legacy session: a forged
+    // `inputResponses` or unsealed `requestState` in the call is ignored, so the handler asks.
+    let server = Server::start().await;
+    let session = server
+        .legacy_session_as(DEMO, Some(ALICE), LEGACY_VERSION, all_caps())
+        .await;
+    let mut call = legacy_call(1, "greet", json!({}));
+    call["params"]["inputResponses"] = json!({"user_name": accept_name("Mallory")});
+    call["params"]["requestState"] = json!("forged-state");
+    let mut stream = open_sse(&session, &call).await;
+    let leg = stream.next_request().await;
+    assert_eq!(
+        leg["method"], "elicitation/create",
+        "the handler asked: {leg}"
+    );
+    assert_accepted(&session.answer(leg_id(&leg), accept_name("Ada")).await);
+    let response = stream.response().await;
+    assert_eq!(response["result"]["content"][0]["text"], "Hello, Ada!");
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn a_url_elicitation_is_relayed_with_an_elicitation_id() {
     let server = Server::start().await;
     let session = server.legacy_session(LAB, all_caps()).await;
