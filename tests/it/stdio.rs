@@ -45,6 +45,13 @@ impl StdioServer {
         stdin.flush().expect("flush");
     }
 
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write bytes");
+        stdin.write_all(b"\n").expect("write a newline");
+        stdin.flush().expect("flush");
+    }
+
     /// The next line on stdout, which must be one JSON-RPC message.
     fn next(&self) -> Value {
         let line = self
@@ -270,4 +277,14 @@ fn a_request_whose_input_ends_early_is_still_answered() {
     let reply: Value = serde_json::from_str(&lines[0]).expect("JSON");
     assert_eq!(reply["id"], 1);
     assert!(reply["result"]["tools"].is_array());
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_a_parse_error_and_the_next_line_is_still_served() {
+    let mut server = StdioServer::start("conformance");
+    server.send_raw(b"\xff\xfe{");
+    let error = server.next();
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    server.send(&modern(2, "server/discover", json!({}), json!({})));
+    assert_eq!(server.next()["id"], 2);
 }

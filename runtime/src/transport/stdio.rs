@@ -44,14 +44,29 @@ const OUTPUT_BUFFER: usize = 1024;
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Reads stdin on a plain thread (a tokio stdin read cannot be cancelled, and would hold the
-/// process open at exit) and hands each line over, waiting while the server is behind.
-pub fn stdin_lines() -> mpsc::Receiver<String> {
+/// process open at exit) and hands each line over as bytes, waiting while the server is
+/// behind. A line that is not UTF-8 is still a line: parsing answers it with -32700.
+pub fn stdin_lines() -> mpsc::Receiver<Vec<u8>> {
     let (tx, rx) = mpsc::channel(INPUT_BUFFER);
     std::thread::spawn(move || {
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
-            if tx.blocking_send(line).is_err() {
-                break;
+        let mut stdin = std::io::stdin().lock();
+        loop {
+            let mut line = Vec::new();
+            match stdin.read_until(b'\n', &mut line) {
+                Ok(0) => break,
+                Ok(_) => {
+                    if line.last() == Some(&b'\n') {
+                        line.pop();
+                    }
+                    if tx.blocking_send(line).is_err() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    tracing::error!(error = %e, "reading stdin failed");
+                    break;
+                }
             }
         }
     });
@@ -70,7 +85,7 @@ pub struct Stdio {
 
 /// Serves `lines` until they end and every request has answered (or `DRAIN_TIMEOUT`
 /// passed). Must run inside an actix System, on a `LocalSet`.
-pub async fn serve<W>(stdio: Stdio, mut lines: mpsc::Receiver<String>, output: W)
+pub async fn serve<W>(stdio: Stdio, mut lines: mpsc::Receiver<Vec<u8>>, output: W)
 where
     W: AsyncWrite + Unpin + 'static,
 {
@@ -86,8 +101,8 @@ where
     };
     let mut server = server;
     while let Some(line) = lines.recv().await {
-        if !line.trim().is_empty() {
-            server.handle(line.as_bytes()).await;
+        if !line.trim_ascii().is_empty() {
+            server.handle(&line).await;
         }
     }
     server.drain().await;
