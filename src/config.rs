@@ -20,8 +20,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use roundtrip_runtime::dispatch::RuntimeConfig;
-use roundtrip_runtime::legacy::LegacyConfig;
+use roundtrip_runtime::dispatch::{LegacyConfig, RuntimeConfig};
 use roundtrip_runtime::sealing::SealPolicy;
 use roundtrip_runtime::transport::http::HttpConfig;
 use serde::Deserialize;
@@ -74,6 +73,7 @@ impl std::fmt::Debug for Config {
             .field("http", &self.http)
             .field("mcp", &self.mcp)
             .field("state", &self.state)
+            .field("legacy", &self.legacy)
             .finish()
     }
 }
@@ -118,6 +118,8 @@ pub struct StateSettings {
 pub struct LegacySettings {
     /// Live legacy sessions per process; `initialize` beyond it gets HTTP 503.
     pub max_sessions: usize,
+    /// Live legacy sessions one caller (API key, or all anonymous callers) holds per tenant.
+    pub max_sessions_per_caller: usize,
     /// A session with no request, flow or open stream for this long ends.
     pub idle_timeout_secs: u64,
     /// How long the shim waits for the client's answer to one input request.
@@ -132,6 +134,7 @@ impl Default for LegacySettings {
         let runtime = LegacyConfig::default();
         Self {
             max_sessions: runtime.max_sessions,
+            max_sessions_per_caller: runtime.max_sessions_per_caller,
             idle_timeout_secs: runtime.idle_timeout.as_secs(),
             leg_timeout_secs: runtime.leg_timeout.as_secs(),
             shim_disabled_for: Vec::new(),
@@ -143,6 +146,7 @@ impl LegacySettings {
     pub fn runtime(&self) -> LegacyConfig {
         LegacyConfig {
             max_sessions: self.max_sessions,
+            max_sessions_per_caller: self.max_sessions_per_caller,
             idle_timeout: Duration::from_secs(self.idle_timeout_secs),
             leg_timeout: Duration::from_secs(self.leg_timeout_secs),
         }
@@ -343,6 +347,10 @@ impl Config {
 
         let legacy = &self.legacy;
         non_zero("legacy.max_sessions", legacy.max_sessions as u64)?;
+        non_zero(
+            "legacy.max_sessions_per_caller",
+            legacy.max_sessions_per_caller as u64,
+        )?;
         within(
             "legacy.idle_timeout_secs",
             legacy.idle_timeout_secs,

@@ -396,6 +396,45 @@ async fn initialize_beyond_the_session_cap_is_503_with_code_31503() {
 }
 
 #[actix_web::test]
+async fn one_caller_cannot_hold_more_than_its_share_of_sessions() {
+    let server = Server::start_with(|c| c.legacy.max_sessions_per_caller = 2).await;
+    let _a = server.legacy_session(LAB, json!({})).await;
+    let _b = server.legacy_session(LAB, json!({})).await;
+    let refused = server
+        .initialize_reply(LAB, None, LEGACY_VERSION, json!({}))
+        .await;
+    let error = error_of(&refused, -31503, 503);
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("caller")),
+        "{error}"
+    );
+    // Another tenant's callers are not affected.
+    let other = server
+        .initialize_reply(LAB2, None, LEGACY_VERSION, json!({}))
+        .await;
+    assert_eq!(other.status, 200, "{other:?}");
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn subscribing_to_a_resource_the_catalog_cannot_read_is_invalid_params() {
+    let server = Server::start().await;
+    let session = server.legacy_session(LAB, json!({})).await;
+    let reply = session
+        .send(&legacy_rpc(
+            1,
+            "resources/subscribe",
+            json!({"uri": "lab://no-such-thing"}),
+        ))
+        .await;
+    assert_eq!(reply.status, 200, "a legacy error answers with 200");
+    assert_eq!(reply.json()["error"]["code"], -32602, "{reply:?}");
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn an_idle_session_expires_and_its_id_is_then_404() {
     let server = Server::start_with(|c| c.legacy.idle_timeout_secs = 1).await;
     let session = server.legacy_session(LAB, json!({})).await;
@@ -778,6 +817,12 @@ async fn notifications_cancelled_stops_the_flow_and_a_later_answer_is_stray() {
     let mut stream = open_sse(&session, &legacy_call(7, "ask_form", json!({}))).await;
     let leg = stream.next_request().await;
     assert_eq!(session.cancel(&json!(7)).await, 202);
+    let withdrawn = stream.next().await.expect("the leg is withdrawn");
+    assert_eq!(
+        withdrawn["method"], "notifications/cancelled",
+        "{withdrawn}"
+    );
+    assert_eq!(withdrawn["params"]["requestId"], leg["id"]);
     assert!(
         stream.next().await.is_none(),
         "a cancelled flow's stream ends without a response"

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use crate::legacy::LegacyConfig;
 use crate::sealing::SealPolicy;
 
 #[derive(Debug, Clone)]
@@ -29,6 +28,32 @@ impl Default for RuntimeConfig {
             max_rounds: 8,
             sealing: None,
             legacy: LegacyConfig::default(),
+        }
+    }
+}
+
+/// Limits of legacy sessions (`crate::legacy`) and of the shim.
+#[derive(Debug, Clone)]
+pub struct LegacyConfig {
+    /// Live sessions one process holds; `initialize` beyond it is refused (HTTP 503).
+    pub max_sessions: usize,
+    /// Live sessions one caller (principal) holds on one tenant: one caller cannot take every
+    /// slot. All anonymous callers of a tenant are one caller.
+    pub max_sessions_per_caller: usize,
+    /// A session with no request, flow or open stream for this long is ended. A session the
+    /// client never used after `initialize` ends after at most a minute.
+    pub idle_timeout: Duration,
+    /// How long the shim waits for the client's answer to one server-to-client request.
+    pub leg_timeout: Duration,
+}
+
+impl Default for LegacyConfig {
+    fn default() -> Self {
+        Self {
+            max_sessions: 10_000,
+            max_sessions_per_caller: 1_000,
+            idle_timeout: Duration::from_secs(30 * 60),
+            leg_timeout: Duration::from_secs(600),
         }
     }
 }

@@ -428,7 +428,8 @@ async fn route(call: &Call, protection: &Protection, config: &RuntimeConfig) -> 
         }
         m if legacy && stamp::may_require_input(m) => match &call.shim {
             Some(s) => shim::run(call, s).await,
-            None => Err(shim::refused("no relay to the client for this request")),
+            // Only a session gives a legacy request a way to its client.
+            None => Err(shim::refused(shim::NoRelay::NoStream)),
         },
         "server/discover" => Ok(methods::discover(call)),
         "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {

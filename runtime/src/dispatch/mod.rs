@@ -15,7 +15,7 @@ mod protection;
 pub mod shim;
 pub mod stamp;
 
-pub use config::RuntimeConfig;
+pub use config::{LegacyConfig, RuntimeConfig};
 pub(crate) use dispatcher::dispatch;
 pub use dispatcher::{Call, Dispatch, Dispatcher, Listen, Reply, ReplyKind, Scope, StateKeys};
 pub use envelope::{Envelope, HttpHeaders};

@@ -21,6 +21,7 @@ use crate::protocol::McpError;
 /// Why a shim flow failed, as `error.data.reason` names it.
 pub mod reason {
     pub const SHIM_DISABLED: &str = "shim_disabled";
+    pub const NO_STREAM: &str = "no_stream";
     pub const MISSING_CAPABILITIES: &str = "missing_capabilities";
     pub const ROUND_LIMIT: &str = "round_limit";
     pub const CLIENT_ERROR: &str = "client_error";
@@ -39,22 +40,40 @@ pub trait Relay: Send + Sync + std::fmt::Debug {
 /// What a legacy request's shim may do.
 #[derive(Debug, Clone)]
 pub struct Shim {
-    /// The way to the client, or why there is none (the tenant turned the shim off, or the
-    /// request cannot carry server-to-client requests).
-    pub relay: Result<Arc<dyn Relay>, &'static str>,
+    /// The way to the client, or why there is none.
+    pub relay: Result<Arc<dyn Relay>, NoRelay>,
     /// Fulfilment rounds before the flow is stopped.
     pub max_rounds: u32,
     /// Bound on each handler run (the waits for the client are bounded per leg).
     pub run_timeout: std::time::Duration,
 }
 
+/// Why a legacy request's input requests cannot reach its client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoRelay {
+    /// The tenant turned the shim off.
+    Disabled,
+    /// The request does not accept `text/event-stream`, where input requests travel.
+    NoStream,
+}
+
 /// The refusal a legacy request gets when its handler asks for input and the shim cannot
 /// relay it.
-pub fn refused(why: &str) -> McpError {
+pub fn refused(no: NoRelay) -> McpError {
+    let (why, reason) = match no {
+        NoRelay::Disabled => (
+            "this server does not relay input requests to legacy sessions",
+            reason::SHIM_DISABLED,
+        ),
+        NoRelay::NoStream => (
+            "the request does not accept text/event-stream, where input requests travel",
+            reason::NO_STREAM,
+        ),
+    };
     McpError::internal(format!(
         "input_required results need the 2026-07-28 stateless lifecycle (SEP-2322): {why}"
     ))
-    .with_data(json!({ "reason": reason::SHIM_DISABLED }))
+    .with_data(json!({ "reason": reason }))
 }
 
 /// Runs a legacy `tools/call`, `prompts/get` or `resources/read` to completion.
@@ -90,7 +109,7 @@ async fn flow(call: &Call, shim: &Shim, rounds: &mut u32) -> Result<Map<String, 
             Outcome::Complete(result) => return Ok(result),
             Outcome::InputRequired(ir) => ir,
         };
-        let relay = shim.relay.as_ref().map_err(|why| refused(why))?;
+        let relay = shim.relay.as_ref().map_err(|no| refused(*no))?;
         if ir.is_empty() {
             tracing::error!(
                 "handler returned input-required with neither input requests nor state"

@@ -61,6 +61,8 @@ pub fn stamp(
         return Err(McpError::internal(format!("Internal error: {why}")));
     }
     if era == Era::Legacy {
+        // The legacy wire has no `resultType`: not even one a handler wrote itself.
+        result.remove("resultType");
         return Ok(());
     }
     if claimed.is_none() {
@@ -161,6 +163,17 @@ mod tests {
     fn legacy_results_are_not_stamped() {
         let v = stamped("tools/list", json!({"tools": []}), Era::Legacy).expect("ok");
         assert!(v.get("resultType").is_none() && v.get("_meta").is_none());
+    }
+
+    #[test]
+    fn a_result_type_a_handler_wrote_is_removed_from_a_legacy_result() {
+        let v = stamped(
+            "acme/custom",
+            json!({"resultType": "complete", "ok": true}),
+            Era::Legacy,
+        )
+        .expect("ok");
+        assert_eq!(v, json!({"ok": true}));
     }
 
     #[test]

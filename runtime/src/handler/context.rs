@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::tenant::{Principal, Tenant};
 use crate::protocol::input::{InputResponse, InputResponses};
+use crate::protocol::jsonrpc::{notification_bytes, request_bytes};
 use crate::protocol::{ClientCapabilities, Era, LogLevel, RequestId};
 
 /// A message for the transport to put on the request's own stream: a notification the
@@ -25,6 +26,16 @@ pub struct OutgoingMessage {
     pub id: Option<RequestId>,
     pub method: &'static str,
     pub params: Value,
+}
+
+impl OutgoingMessage {
+    /// The message as one JSON-RPC line (no framing).
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
+        match &self.id {
+            Some(id) => request_bytes(id, self.method, &self.params),
+            None => notification_bytes(self.method, &self.params),
+        }
+    }
 }
 
 /// The channel to the request's stream, with what the request asked to receive.

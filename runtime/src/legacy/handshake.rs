@@ -16,6 +16,16 @@ pub struct Initialize {
     pub client_info: Option<Value>,
 }
 
+impl Initialize {
+    /// `clientInfo` as `name/version`, for the log (clipped: it is the client's text).
+    pub fn client_name(&self) -> Option<String> {
+        let info = self.client_info.as_ref()?;
+        let field = |k: &str| info.get(k).and_then(Value::as_str).unwrap_or("?");
+        let name = format!("{}/{}", field("name"), field("version"));
+        Some(name.chars().take(64).collect())
+    }
+}
+
 /// Reads an `initialize` request (-32602 if `protocolVersion` or `capabilities` is malformed).
 pub fn parse(request: &Request) -> Result<Initialize, McpError> {
     let params = request

@@ -17,7 +17,6 @@ pub mod session;
 pub mod sessions;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use actix::{Actor, Addr};
 
@@ -25,28 +24,8 @@ pub use bridge::LegacyBridge;
 pub use session::Session;
 pub use sessions::{SessionId, Sessions};
 
+pub use crate::dispatch::LegacyConfig;
 use crate::dispatch::RuntimeConfig;
-
-/// Limits of legacy sessions.
-#[derive(Debug, Clone)]
-pub struct LegacyConfig {
-    /// Live sessions one process holds; `initialize` beyond it is refused (HTTP 503).
-    pub max_sessions: usize,
-    /// A session with no request, flow or open stream for this long is ended.
-    pub idle_timeout: Duration,
-    /// How long the shim waits for the client's answer to one server-to-client request.
-    pub leg_timeout: Duration,
-}
-
-impl Default for LegacyConfig {
-    fn default() -> Self {
-        Self {
-            max_sessions: 10_000,
-            idle_timeout: Duration::from_secs(30 * 60),
-            leg_timeout: Duration::from_secs(600),
-        }
-    }
-}
 
 /// What every legacy session of a process shares: the registry, the bridge and the limits.
 #[derive(Debug, Clone)]
@@ -60,7 +39,10 @@ impl Legacy {
     /// Starts the process's LegacyBridge on the current arbiter.
     pub fn start(runtime: Arc<RuntimeConfig>) -> Self {
         Self {
-            sessions: Arc::new(Sessions::new(runtime.legacy.max_sessions)),
+            sessions: Arc::new(Sessions::new(
+                runtime.legacy.max_sessions,
+                runtime.legacy.max_sessions_per_caller,
+            )),
             bridge: LegacyBridge::default().start(),
             runtime,
         }

@@ -49,10 +49,15 @@ impl Relay for SessionRelay {
     }
 }
 
-/// Forgets a leg at the bridge when it ends, however it ends.
+/// Ends a leg however it ends: forgets it at the bridge, and tells the client a request it
+/// was sent and has not answered is withdrawn (its round failed, or its flow was
+/// cancelled), so it stops showing a question nobody waits for.
 struct LegGuard<'a> {
     relay: &'a SessionRelay,
     id: RequestId,
+    /// Written to the client and not answered.
+    outstanding: bool,
+    why: &'static str,
 }
 
 impl Drop for LegGuard<'_> {
@@ -61,6 +66,9 @@ impl Drop for LegGuard<'_> {
             session: self.relay.session.clone(),
             id: self.id.clone(),
         });
+        if self.outstanding {
+            self.relay.stream.cancelled(&self.id, self.why);
+        }
     }
 }
 
@@ -70,6 +78,14 @@ impl SessionRelay {
         let id = RequestId::String(format!("roundtrip-{n}"));
         let method = request.method();
         let (tx, rx) = oneshot::channel();
+        // The guard comes first: once `send` is called the registration is queued, and a
+        // flow dropped while waiting for it must still forget it.
+        let mut guard = LegGuard {
+            relay: self,
+            id: id.clone(),
+            outstanding: false,
+            why: "withdrawn",
+        };
         self.bridge
             .send(Expect {
                 session: self.session.clone(),
@@ -78,10 +94,6 @@ impl SessionRelay {
             })
             .await
             .map_err(|_| McpError::internal("Internal error: legacy bridge unavailable"))?;
-        let _guard = LegGuard {
-            relay: self,
-            id: id.clone(),
-        };
         let fail = |reason: &str, message: String| {
             McpError::internal(message)
                 .with_data(json!({ "reason": reason, "key": key, "method": method }))
@@ -96,11 +108,14 @@ impl SessionRelay {
                 format!("The stream closed before {method} for '{key}' could be sent"),
             ));
         }
+        guard.outstanding = true;
         tracing::debug!(%id, method, key, "legacy leg sent");
-        match tokio::time::timeout(self.leg_timeout, rx).await {
+        let answer = tokio::time::timeout(self.leg_timeout, rx).await;
+        guard.outstanding = answer.is_err();
+        match answer {
             Err(_) => {
                 tracing::info!(%id, method, key, "legacy leg timed out");
-                self.stream.cancelled(&id, "timed out");
+                guard.why = "timed out";
                 Err(fail(
                     reason::LEG_TIMEOUT,
                     format!(

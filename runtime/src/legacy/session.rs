@@ -23,6 +23,7 @@ use super::bridge::ForgetSession;
 use super::handshake::Initialize;
 use super::relay::SessionRelay;
 use super::{Legacy, SessionId};
+use crate::dispatch::shim::NoRelay;
 use crate::dispatch::{dispatch, Call, Protection, Relay, Reply, Scope, Shim};
 use crate::handler::{ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
 use crate::protocol::error::ErrorCode;
@@ -32,6 +33,15 @@ use crate::protocol::{
 
 /// Messages one GET stream may have queued; beyond it, notifications for it are dropped.
 const STREAM_CAPACITY: usize = 64;
+
+/// GET streams one session keeps open.
+const MAX_STREAMS: usize = 4;
+
+/// Resources one session follows.
+const MAX_SUBSCRIPTIONS: usize = 256;
+
+/// Idle time allowed to a session the client never used after `initialize`.
+const UNUSED_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Level of the log notifications a session gets before the client sets one.
 const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
@@ -50,6 +60,8 @@ pub struct Session {
     following_tenant: bool,
     /// Whether idling ends the session (not on stdio, where the process is the session).
     expires: bool,
+    /// Whether the client sent anything in the session after `initialize`.
+    used: bool,
     /// Ended by the client: stops once its cancelled flows have answered.
     ending: bool,
     last_active: Instant,
@@ -88,6 +100,7 @@ impl Session {
             streams: Vec::new(),
             following_tenant: false,
             expires: true,
+            used: false,
             ending: false,
             last_active: Instant::now(),
             next_leg: Arc::new(AtomicU64::new(1)),
@@ -102,10 +115,23 @@ impl Session {
     }
 
     fn idle(&self) -> bool {
+        // A session never used after `initialize` is most likely abandoned (or a flood of
+        // handshakes): it gets at most a minute.
+        let limit = if self.used {
+            self.legacy.config().idle_timeout
+        } else {
+            self.legacy.config().idle_timeout.min(UNUSED_TIMEOUT)
+        };
         self.expires
             && self.flows.is_empty()
             && self.streams.iter().all(mpsc::Sender::is_closed)
-            && self.last_active.elapsed() >= self.legacy.config().idle_timeout
+            && self.last_active.elapsed() >= limit
+    }
+
+    /// The client did something in the session.
+    fn touch(&mut self) {
+        self.used = true;
+        self.last_active = Instant::now();
     }
 
     /// Sends a session notification on one open GET stream (never on more than one).
@@ -127,12 +153,8 @@ impl Session {
     /// the tenant turned the shim off or the request has no stream.
     fn shim(&self, notifier: Option<&Notifier>) -> Shim {
         let relay = match notifier {
-            _ if !self.tenant.settings().legacy_shim => {
-                Err("this server does not relay input requests to legacy sessions")
-            }
-            None => {
-                Err("the request does not accept text/event-stream, where input requests travel")
-            }
+            _ if !self.tenant.settings().legacy_shim => Err(NoRelay::Disabled),
+            None => Err(NoRelay::NoStream),
             Some(stream) => Ok(Arc::new(SessionRelay {
                 session: self.id.clone(),
                 bridge: self.legacy.bridge.clone(),
@@ -148,6 +170,22 @@ impl Session {
         }
     }
 
+    /// Follows a resource of the catalog (an unknown URI is refused, as `resources/read`
+    /// would refuse it), up to `MAX_SUBSCRIPTIONS` of them.
+    fn subscribe(&mut self, uri: &str) -> Result<Map<String, Value>, McpError> {
+        let catalog = self.tenant.catalog();
+        if catalog.resource(uri).is_none() && catalog.template_for(uri).is_none() {
+            return Err(McpError::resource_not_found(uri));
+        }
+        if !self.subscriptions.contains(uri) && self.subscriptions.len() >= MAX_SUBSCRIPTIONS {
+            return Err(McpError::invalid_params(format!(
+                "A session follows at most {MAX_SUBSCRIPTIONS} resources"
+            )));
+        }
+        self.subscriptions.insert(uri.to_owned());
+        Ok(Map::new())
+    }
+
     /// The session-level methods, answered from the session's own state.
     fn session_method(
         &mut self,
@@ -156,9 +194,6 @@ impl Session {
         let param = |k: &str| request.params.as_ref().and_then(|p| p.get(k));
         Some(match request.method.as_str() {
             "ping" => Ok(Map::new()),
-            "initialize" => Err(McpError::invalid_request(
-                "The session is already initialized",
-            )),
             "logging/setLevel" => match param("level")
                 .and_then(Value::as_str)
                 .and_then(LogLevel::parse)
@@ -174,10 +209,7 @@ impl Session {
                     return Some(Err(McpError::method_not_found(m)));
                 }
                 match param("uri").and_then(Value::as_str) {
-                    Some(uri) if m == "resources/subscribe" => {
-                        self.subscriptions.insert(uri.to_owned());
-                        Ok(Map::new())
-                    }
+                    Some(uri) if m == "resources/subscribe" => self.subscribe(uri),
                     Some(uri) => {
                         self.subscriptions.remove(uri);
                         Ok(Map::new())
@@ -230,7 +262,7 @@ impl Handler<Handle> for Session {
     type Result = ResponseActFuture<Self, Reply>;
 
     fn handle(&mut self, msg: Handle, _: &mut Self::Context) -> Self::Result {
-        self.last_active = Instant::now();
+        self.touch();
         let Handle {
             request,
             notifier,
@@ -288,17 +320,12 @@ impl Handler<Notify> for Session {
     type Result = ();
 
     fn handle(&mut self, Notify(n): Notify, _: &mut Self::Context) {
-        self.last_active = Instant::now();
-        if n.method != "notifications/cancelled" {
+        self.touch();
+        let Some(id) = n.cancelled_request() else {
             return;
-        }
-        let id = n
-            .params
-            .as_ref()
-            .and_then(|p| p.get("requestId"))
-            .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
-        if let Some(flow) = id.as_ref().and_then(|id| self.flows.get(id)) {
-            tracing::info!(request = %id.as_ref().map(ToString::to_string).unwrap_or_default(), "legacy request cancelled by the client");
+        };
+        if let Some(flow) = self.flows.get(&id) {
+            tracing::info!(request = %id, "legacy request cancelled by the client");
             flow.cancel();
         }
     }
@@ -314,7 +341,12 @@ impl Handler<OpenStream> for Session {
     type Result = MessageResult<OpenStream>;
 
     fn handle(&mut self, _: OpenStream, ctx: &mut Self::Context) -> Self::Result {
-        self.last_active = Instant::now();
+        self.touch();
+        self.streams.retain(|s| !s.is_closed());
+        if self.streams.len() >= MAX_STREAMS {
+            // The oldest goes: a client that reconnects may not have seen its old stream end.
+            self.streams.remove(0);
+        }
         let (tx, rx) = mpsc::channel(STREAM_CAPACITY);
         self.streams.push(tx);
         if !self.following_tenant {
@@ -322,10 +354,8 @@ impl Handler<OpenStream> for Session {
             let events = self.tenant.subscribe();
             ctx.add_stream(stream::unfold(events, |mut events| async move {
                 match events.recv().await {
-                    Ok(event) => Some((event, events)),
-                    // Missed changes are unknown: announcing a list change makes the client
-                    // re-list, which costs less than a stale list.
-                    Err(RecvError::Lagged(_)) => Some((ListChanged::Tools, events)),
+                    Ok(event) => Some((Feed::Changed(event), events)),
+                    Err(RecvError::Lagged(_)) => Some((Feed::Lagged, events)),
                     Err(RecvError::Closed) => None,
                 }
             }));
@@ -334,8 +364,36 @@ impl Handler<OpenStream> for Session {
     }
 }
 
-impl StreamHandler<ListChanged> for Session {
-    fn handle(&mut self, event: ListChanged, _: &mut Self::Context) {
+/// What the tenant's change feed delivers to a session.
+enum Feed {
+    Changed(ListChanged),
+    /// Changes were missed.
+    Lagged,
+}
+
+impl StreamHandler<Feed> for Session {
+    fn handle(&mut self, feed: Feed, _: &mut Self::Context) {
+        let event = match feed {
+            Feed::Changed(event) => event,
+            // Missed changes are unknown: announcing every list makes the client re-list,
+            // which costs less than a stale list. Missed resource updates cannot be told.
+            Feed::Lagged => {
+                let catalog = self.tenant.catalog();
+                for (has, method) in [
+                    (catalog.has_tools(), "notifications/tools/list_changed"),
+                    (catalog.has_prompts(), "notifications/prompts/list_changed"),
+                    (
+                        catalog.has_resources(),
+                        "notifications/resources/list_changed",
+                    ),
+                ] {
+                    if has {
+                        self.notify(method, json!({}));
+                    }
+                }
+                return;
+            }
+        };
         let (method, params) = match event {
             ListChanged::Tools => ("notifications/tools/list_changed", json!({})),
             ListChanged::Prompts => ("notifications/prompts/list_changed", json!({})),
@@ -355,16 +413,16 @@ impl StreamHandler<ListChanged> for Session {
 /// Ends the session (DELETE, or shutdown): its flows are cancelled and its id forgotten.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct End;
+pub struct End {
+    /// For the log: who ended it.
+    pub why: &'static str,
+}
 
 impl Handler<End> for Session {
     type Result = ();
 
-    fn handle(&mut self, _: End, ctx: &mut Self::Context) {
-        tracing::info!(
-            tenant = self.tenant.slug(),
-            "legacy session ended by the client"
-        );
+    fn handle(&mut self, End { why }: End, ctx: &mut Self::Context) {
+        tracing::info!(tenant = self.tenant.slug(), why, "legacy session ended");
         self.legacy.sessions.remove(&self.id);
         // Its flows end as cancelled (their streams close without a response); the session
         // stops once they have, so none is cut off mid-answer.

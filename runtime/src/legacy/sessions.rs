@@ -40,26 +40,52 @@ pub struct Found {
     pub version: ProtocolVersion,
 }
 
-/// The cap was reached: no new session until one ends.
+/// A cap was reached: no new session until one ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the server holds its maximum of {0} legacy sessions")]
-pub struct Full(pub usize);
+pub enum Full {
+    #[error("the server holds its maximum of {0} legacy sessions")]
+    Process(usize),
+    #[error("this caller holds its maximum of {0} legacy sessions on this tenant")]
+    Caller(usize),
+}
 
-#[derive(Debug)]
+/// The live sessions, and how many each caller of each tenant holds.
+#[derive(Default)]
+struct Live {
+    sessions: HashMap<SessionId, Entry>,
+    per_caller: HashMap<(Arc<str>, Principal), usize>,
+}
+
+/// The process's sessions. Two caps: one for the process (memory), one per tenant and
+/// principal, so that one caller (all anonymous callers of a tenant are one) cannot take every
+/// slot from everyone else.
 pub struct Sessions {
-    live: Mutex<HashMap<SessionId, Entry>>,
+    live: Mutex<Live>,
     max: usize,
+    max_per_caller: usize,
+}
+
+impl std::fmt::Debug for Sessions {
+    /// Counts only: a session id is as good as a credential on an anonymous tenant.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sessions")
+            .field("live", &self.len())
+            .field("max", &self.max)
+            .field("max_per_caller", &self.max_per_caller)
+            .finish()
+    }
 }
 
 impl Sessions {
-    pub fn new(max: usize) -> Self {
+    pub fn new(max: usize, max_per_caller: usize) -> Self {
         Self {
-            live: Mutex::new(HashMap::new()),
+            live: Mutex::new(Live::default()),
             max,
+            max_per_caller,
         }
     }
 
-    fn live(&self) -> MutexGuard<'_, HashMap<SessionId, Entry>> {
+    fn live(&self) -> MutexGuard<'_, Live> {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -73,16 +99,25 @@ impl Sessions {
         start: impl FnOnce(SessionId) -> Addr<Session>,
     ) -> Result<SessionId, Full> {
         let mut live = self.live();
-        if live.len() >= self.max {
-            return Err(Full(self.max));
+        if live.sessions.len() >= self.max {
+            return Err(Full::Process(self.max));
         }
+        let tenant: Arc<str> = tenant.into();
+        let caller = live
+            .per_caller
+            .entry((tenant.clone(), principal.clone()))
+            .or_default();
+        if *caller >= self.max_per_caller {
+            return Err(Full::Caller(self.max_per_caller));
+        }
+        *caller += 1;
         let id: SessionId = random_id().into();
         let addr = start(id.clone());
-        live.insert(
+        live.sessions.insert(
             id.clone(),
             Entry {
                 addr,
-                tenant: tenant.into(),
+                tenant,
                 principal: principal.clone(),
                 version,
             },
@@ -93,7 +128,7 @@ impl Sessions {
     /// The session `id`, if it is live and belongs to this tenant and principal.
     pub fn find(&self, id: &str, tenant: &str, principal: &Principal) -> Option<Found> {
         let live = self.live();
-        let entry = live.get(id)?;
+        let entry = live.sessions.get(id)?;
         (&*entry.tenant == tenant && entry.principal == *principal && entry.addr.connected()).then(
             || Found {
                 addr: entry.addr.clone(),
@@ -104,11 +139,20 @@ impl Sessions {
 
     /// Removes `id`; the session's address if it was live.
     pub fn remove(&self, id: &str) -> Option<Addr<Session>> {
-        self.live().remove(id).map(|e| e.addr)
+        let mut live = self.live();
+        let entry = live.sessions.remove(id)?;
+        let key = (entry.tenant, entry.principal);
+        if let Some(n) = live.per_caller.get_mut(&key) {
+            *n -= 1;
+            if *n == 0 {
+                live.per_caller.remove(&key);
+            }
+        }
+        Some(entry.addr)
     }
 
     pub fn len(&self) -> usize {
-        self.live().len()
+        self.live().sessions.len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -42,6 +42,17 @@ pub struct Notification {
     pub params: Option<Map<String, Value>>,
 }
 
+impl Notification {
+    /// The request a `notifications/cancelled` withdraws.
+    pub fn cancelled_request(&self) -> Option<RequestId> {
+        if self.method != "notifications/cancelled" {
+            return None;
+        }
+        let id = self.params.as_ref()?.get("requestId")?;
+        serde_json::from_value(id.clone()).ok()
+    }
+}
+
 /// A response the peer sends back to a request of ours (legacy server-to-client requests).
 #[derive(Debug, Clone)]
 pub struct Response {

@@ -28,11 +28,9 @@ use crate::dispatch::envelope::check_modern;
 use crate::dispatch::{Call, Dispatch, Dispatcher, Reply, RuntimeConfig, Scope, StateKeys};
 use crate::handler::{Notifier, OutgoingMessage, Principal, Tenant};
 use crate::legacy::bridge::Answer;
-use crate::legacy::session::{Handle, Notify};
+use crate::legacy::session::{End, Handle, Notify};
 use crate::legacy::{handshake, Legacy, Session, SessionId};
-use crate::protocol::jsonrpc::{
-    error_bytes, notification_bytes, request_bytes, result_bytes, Malformed,
-};
+use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes, Malformed};
 use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
 use crate::protocol::{Incoming, McpError, ProtocolVersion, Request, RequestId};
 
@@ -96,6 +94,7 @@ where
         legacy: Legacy::start(stdio.runtime.clone()),
         session: None,
         in_flight: Rc::new(RefCell::new(HashMap::new())),
+        listening: Rc::new(RefCell::new(HashMap::new())),
         out,
         stdio,
     };
@@ -128,6 +127,8 @@ struct Server {
     legacy: Legacy,
     session: Option<(SessionId, Addr<Session>)>,
     in_flight: InFlight,
+    /// The cancellation of each open `subscriptions/listen`.
+    listening: InFlight,
     out: mpsc::Sender<Vec<u8>>,
 }
 
@@ -146,14 +147,8 @@ impl Server {
         match incoming {
             Incoming::Request(request) => self.request(request).await,
             Incoming::Notification(n) => {
-                if n.method == "notifications/cancelled" {
-                    let id = n
-                        .params
-                        .as_ref()
-                        .and_then(|p| p.get("requestId"))
-                        .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
-                    if let Some(token) = id.and_then(|id| self.in_flight.borrow().get(&id).cloned())
-                    {
+                if let Some(id) = n.cancelled_request() {
+                    if let Some(token) = self.in_flight.borrow().get(&id) {
                         token.cancel();
                     }
                 }
@@ -280,6 +275,7 @@ impl Server {
             .borrow_mut()
             .insert(id.clone(), cancel.clone());
         let in_flight = self.in_flight.clone();
+        let listening = self.listening.clone();
         let out = self.out.clone();
         let tenant = self.stdio.tenant.clone();
         actix_rt::spawn(async move {
@@ -292,7 +288,9 @@ impl Server {
                     let _ = out.send(error_bytes(Some(&id), &e)).await;
                 }
                 Reply::Listen(listen) => {
-                    listen_until_cancelled(listen, &tenant, &cancel, &out).await
+                    listening.borrow_mut().insert(id.clone(), cancel.clone());
+                    listen_until_cancelled(listen, &tenant, &cancel, &out).await;
+                    listening.borrow_mut().remove(&id);
                 }
                 Reply::Cancelled => {}
             }
@@ -300,8 +298,12 @@ impl Server {
         });
     }
 
-    /// End of input: requests still running may finish, within `DRAIN_TIMEOUT`.
+    /// End of input: requests still running may finish, within `DRAIN_TIMEOUT`; listen
+    /// streams, which would never finish, close at once with their closing result.
     async fn drain(&self) {
+        for listen in self.listening.borrow().values() {
+            listen.cancel();
+        }
         let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
         while !self.in_flight.borrow().is_empty() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -311,7 +313,9 @@ impl Server {
         }
         if let Some((sid, _)) = &self.session {
             if let Some(session) = self.legacy.sessions.remove(sid) {
-                session.do_send(crate::legacy::session::End);
+                session.do_send(End {
+                    why: "end of input",
+                });
             }
         }
     }
@@ -331,22 +335,15 @@ async fn pump(
         tokio::select! {
             biased;
             Some(message) = rx.recv() => {
-                let _ = out.send(message_bytes(&message)).await;
+                let _ = out.send(message.to_bytes()).await;
             }
             r = &mut reply => {
                 while let Ok(message) = rx.try_recv() {
-                    let _ = out.send(message_bytes(&message)).await;
+                    let _ = out.send(message.to_bytes()).await;
                 }
                 return r;
             }
         }
-    }
-}
-
-fn message_bytes(m: &OutgoingMessage) -> Vec<u8> {
-    match &m.id {
-        Some(id) => request_bytes(id, m.method, &m.params),
-        None => notification_bytes(m.method, &m.params),
     }
 }
 

@@ -1,17 +1,19 @@
 //! `POST /t/{tenant}/mcp`, in the order a request is checked: the Host/Origin guard (before
 //! the body is read), the body within its size and time limits, JSON-RPC classification, the
-//! tenant and the caller, the envelope; then the worker's Dispatcher, and the reply framed as
-//! JSON, or as SSE when notifications come before the result.
+//! tenant and the caller; then the era: a legacy handshake or a session's message goes to
+//! `legacy.rs`, a modern request through the envelope checks to the worker's Dispatcher. The
+//! reply is framed as JSON, or as SSE when messages come before the result. GET and DELETE
+//! with a session id are the session's stream and its end.
 
 use std::sync::Arc;
 
-use actix_web::http::header;
+use actix_web::http::{header, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
 use tokio_util::sync::CancellationToken;
 
 use super::inflight::InFlight;
 use super::legacy;
-use super::response::{json_error, json_error_ok, json_result};
+use super::response::{json_error, json_result};
 use super::sse;
 use super::{McpService, WorkerDispatcher};
 use crate::dispatch::envelope::{self, HttpCheck, HttpHeaders};
@@ -263,8 +265,7 @@ async fn dispatch(
     })
 }
 
-/// Frames a reply that needs no stream of its own (a listen reply opens one). A legacy
-/// JSON-RPC error answers its request with HTTP 200; a modern one has its code's status.
+/// Frames a reply that needs no stream of its own (a listen reply opens one).
 pub(crate) fn frame(
     service: &Arc<McpService>,
     id: &RequestId,
@@ -275,11 +276,30 @@ pub(crate) fn frame(
     service.metrics.record_reply(&reply);
     match reply {
         Reply::Result(r) => json_result(id, r),
-        Reply::Error(e) if era == Era::Legacy => json_error_ok(Some(id), &e),
-        Reply::Error(e) => json_error(Some(id), &e),
+        Reply::Error(e) => {
+            let mut response = json_error(Some(id), &e);
+            if let Ok(status) = StatusCode::from_u16(error_status(era, &e)) {
+                *response.status_mut() = status;
+            }
+            response
+        }
         Reply::Listen(listen) => sse::listen_stream(service, tenant.clone(), listen),
-        // Only the in-flight guard cancels, and only once nobody is waiting for this.
-        Reply::Cancelled => HttpResponse::NoContent().finish(),
+        // A modern request is cancelled only by its client going away: nobody reads this.
+        Reply::Cancelled if era == Era::Modern => HttpResponse::NoContent().finish(),
+        // A legacy request cancelled by `notifications/cancelled` (or its session's end) gets
+        // no response, yet a POSTed request is answered with a stream: an empty one.
+        Reply::Cancelled => sse::empty_stream(),
+    }
+}
+
+/// The HTTP status of a JSON-RPC error answering a request. On the legacy wire an error
+/// answers its request with 200, except that a session that ended is 404 like any other
+/// unknown session.
+pub(crate) fn error_status(era: Era, error: &McpError) -> u16 {
+    match era {
+        Era::Modern => error.http_status(),
+        Era::Legacy if error.code == ErrorCode::UnknownSession => error.http_status(),
+        Era::Legacy => 200,
     }
 }
 

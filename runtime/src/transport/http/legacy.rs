@@ -16,6 +16,9 @@ use super::endpoint::{accepts_sse, header_str, Rejection};
 use super::inflight::InFlight;
 use super::response::json_result;
 use super::{sse, McpService};
+use actix::MailboxError;
+
+use crate::dispatch::Reply;
 use crate::handler::{Notifier, Principal, Tenant};
 use crate::legacy::bridge::Answer;
 use crate::legacy::session::{End, Handle, Notify, OpenStream};
@@ -40,6 +43,7 @@ pub(crate) fn initialize(
     let result = handshake::result(&init, &tenant, &tenant.catalog());
     let legacy = service.legacy.clone();
     let version = init.version;
+    let client = init.client_name();
     let session = legacy
         .sessions
         .create(tenant.slug(), &principal, version, |sid| {
@@ -61,6 +65,7 @@ pub(crate) fn initialize(
     tracing::info!(
         tenant = tenant.slug(),
         version = version.as_str(),
+        client = client.as_deref().unwrap_or("?"),
         "legacy session started"
     );
     let mut response = json_result(&id, result);
@@ -128,11 +133,11 @@ pub(crate) async fn request(
         notifier,
         cancel,
     });
+    // A session that stopped after it was found is as gone as one never found.
+    let reply = async move { Ok(reply.await.unwrap_or_else(|_| session_gone())) };
     Ok(match rx {
         None => {
-            let reply = reply
-                .await
-                .unwrap_or_else(|_| crate::dispatch::Reply::unavailable());
+            let reply = reply.await.unwrap_or_else(|_: MailboxError| session_gone());
             in_flight.finish();
             super::endpoint::frame(service, &id, reply, &tenant, Era::Legacy)
         }
@@ -149,6 +154,13 @@ pub(crate) async fn request(
             .await
         }
     })
+}
+
+fn session_gone() -> Reply {
+    Reply::Error(McpError::new(
+        ErrorCode::UnknownSession,
+        "Session not found",
+    ))
 }
 
 /// A notification in a session (`notifications/initialized`, `notifications/cancelled`).
@@ -217,25 +229,27 @@ pub(crate) async fn open_stream(
 /// DELETE with a session: the session ends; its id is unknown from now on.
 pub(crate) fn end(session_id: &str, service: &McpService, found: Found) -> HttpResponse {
     service.legacy.sessions.remove(session_id);
-    found.addr.do_send(End);
+    found.addr.do_send(End {
+        why: "deleted by the client",
+    });
     HttpResponse::Ok().finish()
+}
+
+/// The version the `MCP-Protocol-Version` header names, if it names one served here.
+fn header_version(req: &HttpRequest) -> Option<ProtocolVersion> {
+    header_str(req, "mcp-protocol-version").and_then(|v| ProtocolVersion::parse(v.trim()))
 }
 
 /// Whether an `initialize` is a legacy handshake: unless it carries the modern envelope or a
 /// modern version header, in which case it is a removed method for a modern client.
 pub(crate) fn is_handshake(req: &HttpRequest, request: &Request) -> bool {
-    let modern_header = header_str(req, "mcp-protocol-version")
-        .and_then(|v| ProtocolVersion::parse(v.trim()))
-        .is_some_and(|v| v.era() == Era::Modern);
     request.method == "initialize"
-        && !modern_header
+        && header_version(req).is_none_or(|v| v.era() == Era::Legacy)
         && !crate::protocol::meta::has_modern_envelope(request.params.as_ref())
 }
 
 /// Whether a request without a session names a legacy version in its header: a legacy
 /// client that skipped `initialize`.
 pub(crate) fn names_legacy_version(req: &HttpRequest) -> bool {
-    header_str(req, "mcp-protocol-version")
-        .and_then(|v| ProtocolVersion::parse(v.trim()))
-        .is_some_and(|v| v.era() == Era::Legacy)
+    header_version(req).is_some_and(|v| v.era() == Era::Legacy)
 }

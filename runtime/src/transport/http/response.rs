@@ -16,13 +16,6 @@ pub(crate) fn json_error(id: Option<&RequestId>, error: &McpError) -> HttpRespon
         .body(error_bytes(id, error))
 }
 
-/// A JSON-RPC error that answers a legacy request: HTTP 200, as that wire expects.
-pub(crate) fn json_error_ok(id: Option<&RequestId>, error: &McpError) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("application/json")
-        .body(error_bytes(id, error))
-}
-
 pub(crate) fn json_result(id: &RequestId, result: Map<String, Value>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/json")

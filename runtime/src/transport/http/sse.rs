@@ -1,5 +1,6 @@
-//! SSE framing: a request's own stream (notifications, then the final response) and the
-//! long-lived `subscriptions/listen` stream.
+//! SSE framing: a request's own stream (notifications and, on a legacy session, the shim's
+//! server-to-client requests, then the final response), the long-lived
+//! `subscriptions/listen` stream, and a legacy session's GET stream.
 //!
 //! A request stream's body owns the request's [`InFlight`] guard: when the client goes away
 //! actix drops the body, and the guard cancels the handler. Keep-alive comments flow while
@@ -20,13 +21,13 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc::Receiver;
 use tokio::time::{interval_at, Instant, Interval};
 
-use super::endpoint::frame;
+use super::endpoint::{error_status, frame};
 use super::inflight::InFlight;
 use super::response::{sse_event, SSE_PING};
 use super::McpService;
 use crate::dispatch::{Listen, Reply};
 use crate::handler::{OutgoingMessage, Tenant};
-use crate::protocol::jsonrpc::{error_bytes, notification_bytes, request_bytes, result_bytes};
+use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes};
 use crate::protocol::{Era, RequestId};
 use crate::tenancy::ListChanged;
 
@@ -65,10 +66,7 @@ fn keepalive(service: &McpService) -> Interval {
 }
 
 fn notification_event(n: &OutgoingMessage) -> Bytes {
-    match &n.id {
-        None => sse_event(&notification_bytes(n.method, &n.params)),
-        Some(id) => sse_event(&request_bytes(id, n.method, &n.params)),
-    }
+    sse_event(&n.to_bytes())
 }
 
 /// Queues the notifications already sent when the reply arrived: they precede it.
@@ -108,8 +106,7 @@ pub(crate) async fn request_stream(
             let r = r.unwrap_or_else(|_| Reply::unavailable());
             in_flight.finish();
             drain(&mut rx, &mut pending);
-            let keeps_status =
-                era == Era::Modern && matches!(&r, Reply::Error(e) if e.http_status() != 200);
+            let keeps_status = matches!(&r, Reply::Error(e) if error_status(era, e) != 200);
             if pending.is_empty() || keeps_status || matches!(r, Reply::Listen(_)) {
                 return frame(&service, &id, r, &tenant, era);
             }
@@ -247,6 +244,11 @@ pub(crate) fn listen_stream(
     }
 
     sse_response(body)
+}
+
+/// A stream that ends at once, with nothing on it.
+pub(crate) fn empty_stream() -> HttpResponse {
+    sse_response(stream::empty())
 }
 
 /// A legacy session's GET stream: the session's notifications not tied to a request, until
