@@ -24,8 +24,10 @@ pub struct Cli {
 pub enum Command {
     /// Serve every tenant's MCP endpoint (POST /t/{tenant}/mcp) over HTTP.
     Serve(ServeArgs),
-    /// Serve one tenant over stdin/stdout (newline-delimited JSON-RPC, both eras: modern
-    /// requests carry the _meta envelope, legacy clients begin with initialize).
+    /// Serve one tenant over stdin/stdout, both eras
+    ///
+    /// One JSON-RPC message per line. Modern requests carry the _meta envelope; a legacy
+    /// client begins with initialize. Logs go to stderr.
     Stdio(StdioArgs),
 }
 
