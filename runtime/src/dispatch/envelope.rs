@@ -57,7 +57,7 @@ impl Envelope {
     }
 
     /// The request's notification channel, for what it asked to receive, when it may notify.
-    pub fn notifier(&self) -> Option<(Notifier, Receiver<OutgoingMessage>)> {
+    pub fn notifier(&self) -> Option<(Notifier, Receiver<Box<OutgoingMessage>>)> {
         self.may_notify()
             .then(|| Notifier::channel(self.meta.progress_token.clone(), self.meta.log_level))
     }

@@ -40,11 +40,13 @@ impl OutgoingMessage {
 
 /// The channel to the request's stream, with what the request asked to receive.
 ///
-/// Bounded: a handler that reports faster than its client reads loses the surplus (progress
-/// is a running figure and logs are advisory) rather than growing memory without limit.
+/// Messages travel boxed: a channel allocates room for 32 of them up front, and a request
+/// that sends none (most) should not pay for 32 inline messages. Bounded: a handler that
+/// reports faster than its client reads loses the surplus (progress is a running figure and
+/// logs are advisory) rather than growing memory without limit.
 #[derive(Debug, Clone)]
 pub struct Notifier {
-    tx: Sender<OutgoingMessage>,
+    tx: Sender<Box<OutgoingMessage>>,
     progress_token: Option<Value>,
     log_level: Option<LogLevel>,
 }
@@ -57,7 +59,7 @@ impl Notifier {
     pub fn channel(
         progress_token: Option<Value>,
         log_level: Option<LogLevel>,
-    ) -> (Notifier, Receiver<OutgoingMessage>) {
+    ) -> (Notifier, Receiver<Box<OutgoingMessage>>) {
         let (tx, rx) = mpsc::channel(Self::CAPACITY);
         (
             Notifier {
@@ -70,7 +72,7 @@ impl Notifier {
     }
 
     fn send(&self, notification: OutgoingMessage) {
-        if self.tx.try_send(notification).is_err() {
+        if self.tx.try_send(Box::new(notification)).is_err() {
             tracing::debug!("notification dropped: the stream is full or gone");
         }
     }
@@ -94,11 +96,11 @@ impl Notifier {
     /// notification it must not be lost. `false` when the stream is gone.
     pub(crate) async fn request(&self, id: RequestId, method: &'static str, params: Value) -> bool {
         self.tx
-            .send(OutgoingMessage {
+            .send(Box::new(OutgoingMessage {
                 id: Some(id),
                 method,
                 params,
-            })
+            }))
             .await
             .is_ok()
     }

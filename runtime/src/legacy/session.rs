@@ -56,7 +56,7 @@ pub struct Session {
     subscriptions: HashSet<String>,
     /// Requests in flight, by id: what `notifications/cancelled` can stop.
     flows: HashMap<RequestId, CancellationToken>,
-    streams: Vec<mpsc::Sender<OutgoingMessage>>,
+    streams: Vec<mpsc::Sender<Box<OutgoingMessage>>>,
     following_tenant: bool,
     /// Whether idling ends the session (not on stdio, where the process is the session).
     expires: bool,
@@ -143,7 +143,7 @@ impl Session {
             params,
         };
         if let Some(stream) = self.streams.first() {
-            if stream.try_send(message).is_err() {
+            if stream.try_send(Box::new(message)).is_err() {
                 tracing::debug!("session notification dropped: its stream is full");
             }
         }
@@ -334,7 +334,7 @@ impl Handler<Notify> for Session {
 /// Opens a GET stream: notifications not tied to a request (list changes, updates of
 /// subscribed resources).
 #[derive(Message)]
-#[rtype(result = "mpsc::Receiver<OutgoingMessage>")]
+#[rtype(result = "mpsc::Receiver<Box<OutgoingMessage>>")]
 pub struct OpenStream;
 
 impl Handler<OpenStream> for Session {

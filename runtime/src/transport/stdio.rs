@@ -269,7 +269,7 @@ impl Server {
         id: RequestId,
         cancel: CancellationToken,
         reply: impl Future<Output = Reply> + 'static,
-        rx: Option<mpsc::Receiver<OutgoingMessage>>,
+        rx: Option<mpsc::Receiver<Box<OutgoingMessage>>>,
     ) {
         self.in_flight
             .borrow_mut()
@@ -324,7 +324,7 @@ impl Server {
 /// Writes the request's messages until its reply is ready, then the ones queued before it.
 async fn pump(
     reply: impl Future<Output = Reply>,
-    rx: Option<mpsc::Receiver<OutgoingMessage>>,
+    rx: Option<mpsc::Receiver<Box<OutgoingMessage>>>,
     out: &mpsc::Sender<Vec<u8>>,
 ) -> Reply {
     let Some(mut rx) = rx else {

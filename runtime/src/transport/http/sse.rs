@@ -70,7 +70,7 @@ fn notification_event(n: &OutgoingMessage) -> Bytes {
 }
 
 /// Queues the notifications already sent when the reply arrived: they precede it.
-fn drain(rx: &mut Receiver<OutgoingMessage>, pending: &mut VecDeque<Bytes>) {
+fn drain(rx: &mut Receiver<Box<OutgoingMessage>>, pending: &mut VecDeque<Bytes>) {
     while let Ok(n) = rx.try_recv() {
         pending.push_back(notification_event(&n));
     }
@@ -96,7 +96,7 @@ pub(crate) async fn request_stream(
     id: RequestId,
     era: Era,
     mut reply: PendingReply,
-    mut rx: Receiver<OutgoingMessage>,
+    mut rx: Receiver<Box<OutgoingMessage>>,
     in_flight: InFlight,
 ) -> HttpResponse {
     let mut pending = VecDeque::new();
@@ -123,7 +123,7 @@ pub(crate) async fn request_stream(
         service: Arc<McpService>,
         id: RequestId,
         reply: Option<PendingReply>,
-        rx: Receiver<OutgoingMessage>,
+        rx: Receiver<Box<OutgoingMessage>>,
         rx_open: bool,
         pending: VecDeque<Bytes>,
         ping: Interval,
@@ -255,10 +255,10 @@ pub(crate) fn empty_stream() -> HttpResponse {
 /// the session ends, the client leaves or the server shuts down.
 pub(crate) fn session_stream(
     service: &Arc<McpService>,
-    rx: Receiver<OutgoingMessage>,
+    rx: Receiver<Box<OutgoingMessage>>,
 ) -> HttpResponse {
     struct State {
-        rx: Receiver<OutgoingMessage>,
+        rx: Receiver<Box<OutgoingMessage>>,
         ping: Interval,
         shutdown: tokio_util::sync::CancellationToken,
         _open: OpenStream,
@@ -274,7 +274,7 @@ pub(crate) fn session_stream(
             biased;
             _ = s.shutdown.cancelled() => None,
             message = s.rx.recv() => {
-                let event = notification_event(&message?);
+                let event = notification_event(&*message?);
                 Some((Ok(event), s))
             }
             _ = s.ping.tick() => Some((Ok(Bytes::from_static(SSE_PING)), s)),
