@@ -1,8 +1,11 @@
 //! The command line, as clap structs; `config.rs` turns it into settings.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+
+use crate::bench::{parse_duration, Mode};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -29,6 +32,9 @@ pub enum Command {
     /// One JSON-RPC message per line. Modern requests carry the _meta envelope; a legacy
     /// client begins with initialize. Logs go to stderr.
     Stdio(StdioArgs),
+    /// Drive concurrent clients against an MCP endpoint; report throughput, latency
+    /// percentiles, errors and the server's memory (see BENCHMARKS.md).
+    Bench(BenchArgs),
 }
 
 #[derive(Debug, Args)]
@@ -47,4 +53,52 @@ pub struct ServeArgs {
     /// HTTP worker threads [default: one per CPU; env: ROUNDTRIP_WORKERS].
     #[arg(long)]
     pub workers: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The MCP endpoint, e.g. http://127.0.0.1:8080/t/demo/mcp.
+    #[arg(long)]
+    pub url: String,
+
+    /// call: tools/call echo; mrtr: sealed two-round greet flows; mix: both, alternately.
+    #[arg(long, value_enum, default_value_t = Mode::Call)]
+    pub mode: Mode,
+
+    /// Concurrent clients, each on its own keep-alive connection.
+    #[arg(long, short = 'c', default_value_t = 32)]
+    pub connections: usize,
+
+    /// The measured window (10s, 500ms, 2m).
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: Duration,
+
+    /// Load before the window, not measured.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub warmup: Duration,
+
+    /// API key, sent as `Authorization: Bearer`.
+    #[arg(long, env = "ROUNDTRIP_BENCH_KEY")]
+    pub key: Option<String>,
+
+    /// The text `echo` is asked to return.
+    #[arg(long, default_value = "hello")]
+    pub text: String,
+
+    /// Accept results without `resultType` (peers that do not stamp it); a wrong one still
+    /// fails.
+    #[arg(long)]
+    pub lenient_result_type: bool,
+
+    /// The server's process id: its RSS (/proc/PID/status) and CPU go into the report.
+    #[arg(long)]
+    pub server_pid: Option<u32>,
+
+    /// Write the report as JSON to this file.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+
+    /// One request's time limit.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub timeout: Duration,
 }

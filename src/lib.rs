@@ -9,6 +9,7 @@
 //!
 #![doc = include_str!("../README.md")]
 
+pub mod bench;
 pub mod catalogs;
 pub mod cli;
 pub mod commands;

@@ -9,6 +9,10 @@ use roundtrip::config::Config;
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    if let Command::Bench(args) = &cli.command {
+        // A client of some server: no server configuration, no logging set-up.
+        return commands::bench::run(args);
+    }
     let config = match configure(&cli) {
         Ok(c) => c,
         Err(e) => {
@@ -20,6 +24,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Serve(_) => commands::serve::run(config),
         Command::Stdio(args) => commands::stdio::run(config, &args),
+        Command::Bench(_) => Ok(()),
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -39,6 +44,7 @@ fn configure(cli: &Cli) -> anyhow::Result<Config> {
             config.validate()?;
             config
         }
+        Command::Bench(_) => config,
     })
 }
 

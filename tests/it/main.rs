@@ -4,6 +4,7 @@
 
 mod support;
 
+mod bench_driver;
 mod discovery;
 mod envelope;
 mod errors;
