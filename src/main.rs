@@ -7,6 +7,12 @@ use roundtrip::cli::{Cli, Command};
 use roundtrip::commands;
 use roundtrip::config::Config;
 
+/// Every request allocates (parsed JSON, the result map, header values): under load glibc's
+/// malloc and free took a fifth of the server's CPU, mimalloc a fraction of that. The library
+/// leaves the choice to the binary that embeds it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     if let Command::Bench(args) = &cli.command {
