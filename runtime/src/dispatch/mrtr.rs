@@ -153,9 +153,11 @@ fn input_required(
         Value::String(ResultType::InputRequired.as_str().into()),
     );
     if !requests.is_empty() {
-        let requests =
-            serde_json::to_value(&requests).map_err(|_| McpError::internal("Internal error"))?;
-        out.insert("inputRequests".into(), requests);
+        let requests = requests
+            .into_iter()
+            .map(|(key, request)| (key, request.into_value()))
+            .collect();
+        out.insert("inputRequests".into(), Value::Object(requests));
     }
     if let Some(sealed) = sealed {
         out.insert("requestState".into(), Value::String(sealed));

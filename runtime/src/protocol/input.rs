@@ -77,6 +77,17 @@ impl InputRequest {
         self.method
     }
 
+    /// The wire form `{method, params}`, moving the params rather than copying them (a form's
+    /// schema can be large, and an input-required result is built once per round).
+    pub fn into_value(self) -> Value {
+        let mut out = Map::new();
+        out.insert("method".into(), Value::String(self.method.into()));
+        if let Some(params) = self.params {
+            out.insert("params".into(), params);
+        }
+        Value::Object(out)
+    }
+
     pub fn params(&self) -> Option<&Value> {
         self.params.as_ref()
     }
@@ -266,6 +277,18 @@ pub fn parse_input_responses(value: Option<&Value>) -> Result<InputResponses, Mc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn into_value_is_the_serialized_form() {
+        for request in [
+            InputRequest::elicit_form("Name?", json!({"type": "object"})),
+            InputRequest::sample_text("Capital of France?", 10),
+            InputRequest::list_roots(),
+        ] {
+            let serialized = serde_json::to_value(&request).expect("serializable");
+            assert_eq!(request.into_value(), serialized);
+        }
+    }
 
     #[test]
     fn null_input_responses_are_rejected() {
