@@ -118,7 +118,7 @@ drive() {
     taskset -c 1 "$RT_BIN" bench "${ARGS[@]}" -c "$conns" --duration "$dur" --warmup "$WARMUP" \
       --server-pid "${PID[$SERVER]}" --out "$f" > "$f.txt" 2>&1 || true
     b=$(cpu_busy); t1=$(date +%s%N)
-    busy=$(awk -v d=$((b - a)) -v ns=$((t1 - t0)) 'BEGIN{printf "%.1f", d / (ns / 1e7)}')
+    busy=$(awk -v d=$((b - a)) -v ns=$((t1 - t0)) 'BEGIN{printf "%.1f", 100 * d / (ns / 1e7)}')
     fg=$(jq -r --argjson busy "$busy" '$busy - (.server_cpu_pct // 0) - (.driver_cpu_pct // 0) | . * 10 | round / 10' "$f")
     jq --argjson fg "$fg" --argjson tries "$try" '. + {foreign_cpu_pct: $fg, tries: $tries}' "$f" > "$f.tmp" && mv "$f.tmp" "$f"
     awk -v x="$fg" -v m="$FOREIGN_MAX_PCT" 'BEGIN{exit !(x<=m)}' && return 0
