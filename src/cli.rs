@@ -61,7 +61,8 @@ pub struct BenchArgs {
     #[arg(long)]
     pub url: String,
 
-    /// call: tools/call echo; mrtr: sealed two-round greet flows; mix: both, alternately.
+    /// call: tools/call echo; mrtr: sealed two-round greet flows; mix: both, alternately;
+    /// legacy: greet on a 2025-11-25 session, its elicitation answered through the shim.
     #[arg(long, value_enum, default_value_t = Mode::Call)]
     pub mode: Mode,
 
@@ -101,4 +102,8 @@ pub struct BenchArgs {
     /// One request's time limit.
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub timeout: Duration,
+
+    /// Legacy mode: wait this long before answering each elicitation (holds flows open).
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub hold: Duration,
 }

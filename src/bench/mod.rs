@@ -11,6 +11,7 @@
 //! kind and the client goes on with its next request (a failed round 1 ends its flow).
 
 mod flow;
+mod legacy;
 mod stats;
 
 use std::rc::Rc;
@@ -22,8 +23,8 @@ pub use flow::{Bodies, CheckError, ResultTypeCheck, MRTR_KEY, MRTR_TOOL, PROTOCO
 use stats::{cpu_secs, Recorder};
 pub use stats::{proc_status_kb, Latency, Report, ServerMemory};
 
-/// What each client sends. Adding a workload (the legacy shim's session flow, once it lands)
-/// is one variant here and one arm in `Client::iteration`.
+/// What each client sends. A workload is one variant here and one arm in
+/// `Client::iteration`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Mode {
     /// One `tools/call` of `echo` per iteration.
@@ -33,6 +34,10 @@ pub enum Mode {
     Mrtr,
     /// Calls and flows alternately (half the clients start with a flow).
     Mix,
+    /// Legacy shim flows: each client holds a 2025-11-25 session; per iteration a `greet`
+    /// call whose elicitation arrives on the call's SSE stream, is answered by POST (after
+    /// `hold`), and whose greeting then ends the stream.
+    Legacy,
 }
 
 impl Mode {
@@ -41,6 +46,7 @@ impl Mode {
             Mode::Call => "call",
             Mode::Mrtr => "mrtr",
             Mode::Mix => "mix",
+            Mode::Legacy => "legacy",
         }
     }
 }
@@ -66,6 +72,9 @@ pub struct BenchConfig {
     pub server_pid: Option<u32>,
     /// One request's time limit; past it the request counts as a transport error.
     pub timeout: Duration,
+    /// Legacy mode: how long a client waits before answering the elicitation, holding its
+    /// flow (and SSE stream) open meanwhile.
+    pub hold: Duration,
 }
 
 impl BenchConfig {
@@ -82,6 +91,7 @@ impl BenchConfig {
             result_type: ResultTypeCheck::Required,
             server_pid: None,
             timeout: Duration::from_secs(10),
+            hold: Duration::ZERO,
         }
     }
 }
@@ -95,6 +105,7 @@ struct Plan {
     greeting: String,
     result_type: ResultTypeCheck,
     timeout: Duration,
+    hold: Duration,
     measure_from: Instant,
     end: Instant,
 }
@@ -112,6 +123,7 @@ pub async fn run(config: &BenchConfig) -> Report {
         greeting: flow::mrtr_greeting(),
         result_type: config.result_type,
         timeout: config.timeout,
+        hold: config.hold,
         measure_from: start + config.warmup,
         end: start + config.warmup + config.duration,
     });
@@ -179,6 +191,8 @@ struct Client {
     next_id: u64,
     turn: usize,
     recorder: Recorder,
+    /// Legacy mode: this client's `Mcp-Session-Id`, once `initialize` succeeded.
+    session: Option<String>,
 }
 
 /// A request's timing: counted only if it started and ended inside the measured window.
@@ -201,6 +215,7 @@ impl Client {
             next_id: (index as u64) << 32,
             turn: index,
             recorder: Recorder::new(),
+            session: None,
         }
     }
 
@@ -218,6 +233,7 @@ impl Client {
             Mode::Mrtr => self.flow().await,
             Mode::Mix if self.turn % 2 == 0 => self.call().await,
             Mode::Mix => self.flow().await,
+            Mode::Legacy => self.legacy_flow().await,
         }
     }
 
@@ -301,6 +317,101 @@ impl Client {
         if self.count(round2).is_some() && self.in_window(started, ended) {
             self.recorder.flow(ended - started);
         }
+    }
+
+    /// One legacy shim flow; the session is opened first if the client has none.
+    async fn legacy_flow(&mut self) {
+        let session = match self.session.clone() {
+            Some(session) => session,
+            None => match self.legacy_initialize().await {
+                Ok(session) => {
+                    self.session = Some(session.clone());
+                    session
+                }
+                Err(e) => {
+                    self.recorder.error(e.kind(), || e.to_string());
+                    actix_rt::time::sleep(Duration::from_millis(10)).await;
+                    return;
+                }
+            },
+        };
+        let id = self.id();
+        let started = Instant::now();
+        let outcome = self.legacy_call(&session, id).await;
+        let ended = Instant::now();
+        let in_window = self.in_window(started, ended);
+        match outcome {
+            // Two requests: the call and the answer.
+            Ok(()) if in_window => {
+                self.recorder.request(ended - started);
+                self.recorder.request(ended - started);
+                self.recorder.flow(ended - started);
+            }
+            Ok(()) => {}
+            Err(e) => self.recorder.error(e.kind(), || e.to_string()),
+        }
+    }
+
+    async fn legacy_initialize(&self) -> Result<String, CheckError> {
+        let mut request = self.legacy_request(None);
+        request = request.insert_header(("accept", "application/json, text/event-stream"));
+        let response = request
+            .send_body(legacy::initialize_body())
+            .await
+            .map_err(|e| CheckError::Transport(e.to_string()))?;
+        if response.status().as_u16() != 200 {
+            return Err(CheckError::Status(response.status().as_u16()));
+        }
+        response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .ok_or_else(|| CheckError::Body("initialize without an Mcp-Session-Id".to_owned()))
+    }
+
+    async fn legacy_call(&self, session: &str, id: u64) -> Result<(), CheckError> {
+        let response = self
+            .legacy_request(Some(session))
+            .timeout(self.plan.timeout + self.plan.hold)
+            .send_body(legacy::call_body(id))
+            .await
+            .map_err(|e| CheckError::Transport(e.to_string()))?;
+        if response.status().as_u16() != 200 {
+            return Err(CheckError::Status(response.status().as_u16()));
+        }
+        let mut stream = legacy::SseReader::new(response);
+        let leg_id = legacy::check_leg(&stream.next().await?)?;
+        if !self.plan.hold.is_zero() {
+            actix_rt::time::sleep(self.plan.hold).await;
+        }
+        let answer = self
+            .legacy_request(Some(session))
+            .send_body(legacy::answer_body(&leg_id))
+            .await
+            .map_err(|e| CheckError::Transport(e.to_string()))?;
+        if answer.status().as_u16() != 202 {
+            return Err(CheckError::Status(answer.status().as_u16()));
+        }
+        legacy::check_final(&stream.next().await?, id, &legacy::greeting())
+    }
+
+    /// A POST in this client's legacy session (`None`: the `initialize` that opens it).
+    fn legacy_request(&self, session: Option<&str>) -> awc::ClientRequest {
+        let mut request = self
+            .http
+            .post(&self.plan.url)
+            .insert_header(("content-type", "application/json"))
+            .insert_header(("accept", "application/json, text/event-stream"));
+        if let Some(session) = session {
+            request = request
+                .insert_header(("mcp-session-id", session))
+                .insert_header(("mcp-protocol-version", legacy::LEGACY_VERSION));
+        }
+        if let Some(authorization) = &self.plan.authorization {
+            request = request.insert_header(("authorization", authorization.as_str()));
+        }
+        request
     }
 
     /// POSTs `body` with the MCP headers of a `tools/call` of `name`.

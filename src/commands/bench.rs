@@ -22,6 +22,7 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         },
         server_pid: args.server_pid,
         timeout: args.timeout,
+        hold: args.hold,
     };
     let report = actix_rt::System::new().block_on(async move { bench::run(&config).await });
     println!("{}", report.summary());

@@ -61,3 +61,14 @@ async fn a_wrong_key_is_counted_as_errors_not_a_panic() {
     assert!(report.errors > 0);
     assert!(report.errors_by_kind.contains_key("status"), "{report:?}");
 }
+
+#[actix_rt::test]
+async fn legacy_mode_completes_shim_flows_on_sessions() {
+    let report = smoke(Mode::Legacy).await;
+    assert!(report.flows > 0, "{}", report.summary());
+    assert_eq!(
+        report.requests,
+        2 * report.flows,
+        "a call and an answer per flow"
+    );
+}
