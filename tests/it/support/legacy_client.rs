@@ -8,10 +8,7 @@
 //! `ttlMs`, `cacheScope`) on results or errors. Server-to-client requests (the shim's legs)
 //! must have a `"roundtrip-N"` id and one of the methods the shim relays.
 
-use std::collections::HashMap;
-use std::path::Path;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use actix_web::web::Bytes;
@@ -24,12 +21,11 @@ use roundtrip_runtime::tenancy::{Tenant, TenantSettings};
 use roundtrip_tenants::{AuthMode, Slug, TenantSpec};
 use serde_json::{json, Value};
 
+use super::schema::{assert_valid_in, Revision};
 use super::{find, parse_block, Reply, Req, Sent, Server};
 
 /// The newest legacy version, the one a session gets unless it asks for another served one.
 pub(crate) const LEGACY_VERSION: &str = "2025-11-25";
-
-const LEGACY_SCHEMA: &str = "tests/schema/2025-11-25/schema.json";
 
 /// Everything a legacy client can declare: form and URL elicitation, sampling, roots.
 pub(crate) fn all_caps() -> Value {
@@ -422,55 +418,9 @@ impl LegacyStream {
 // ---------------------------------------------------------------------------------------------
 // Wire checks
 
-fn document() -> &'static Value {
-    static DOC: OnceLock<Value> = OnceLock::new();
-    DOC.get_or_init(|| {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(LEGACY_SCHEMA);
-        let text = std::fs::read_to_string(&path)
-            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-        serde_json::from_str(&text).expect("the committed 2025-11-25 schema is JSON")
-    })
-}
-
-fn validator(def: &str) -> Arc<jsonschema::Validator> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = OnceLock::new();
-    let mut cache = CACHE
-        .get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    if let Some(v) = cache.get(def) {
-        return v.clone();
-    }
-    let doc = document();
-    assert!(
-        doc["$defs"].get(def).is_some(),
-        "the 2025-11-25 schema has no $defs/{def}"
-    );
-    let schema = json!({
-        "$schema": doc["$schema"],
-        "$ref": format!("#/$defs/{def}"),
-        "$defs": doc["$defs"],
-    });
-    let compiled = jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .build(&schema)
-        .unwrap_or_else(|e| panic!("compiling 2025-11-25 $defs/{def}: {e}"));
-    let compiled = Arc::new(compiled);
-    cache.insert(def.to_owned(), compiled.clone());
-    compiled
-}
-
 /// Panics, listing every violation, unless `value` is a valid 2025-11-25 `$defs/<def>`.
 pub(crate) fn assert_valid_2025(def: &str, value: &Value) {
-    let errors: Vec<String> = validator(def)
-        .iter_errors(value)
-        .map(|e| format!("  {e} (at '{}')", e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "not a valid 2025-11-25 {def}:\n{}\nmessage: {value}",
-        errors.join("\n")
-    );
+    assert_valid_in(Revision::V2025_11_25, def, value);
 }
 
 /// The 2025-11-25 result definition of `method`, when the schema has one.

@@ -1,5 +1,5 @@
-//! Wire checks against the committed MCP JSON schema (`tests/schema/2026-07-28/schema.json`, a
-//! copy of `shared/spec`, so a clean clone is self-contained).
+//! Wire checks against the committed MCP JSON schemas (`tests/schema/<revision>/schema.json`,
+//! copies of `shared/spec`, so a clean clone is self-contained).
 //!
 //! A definition is checked by compiling `{"$ref": "#/$defs/<Name>", "$defs": …}` once per name;
 //! the compiled validators are kept for the whole test binary.
@@ -10,31 +10,51 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{json, Value};
 
-const SCHEMA: &str = "tests/schema/2026-07-28/schema.json";
+/// A protocol revision whose schema is committed under `tests/schema/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Revision {
+    V2026_07_28,
+    V2025_11_25,
+}
 
-fn document() -> &'static Value {
-    static DOC: OnceLock<Value> = OnceLock::new();
-    DOC.get_or_init(|| {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(SCHEMA);
+impl Revision {
+    fn path(self) -> &'static str {
+        match self {
+            Revision::V2026_07_28 => "tests/schema/2026-07-28/schema.json",
+            Revision::V2025_11_25 => "tests/schema/2025-11-25/schema.json",
+        }
+    }
+}
+
+fn document(revision: Revision) -> &'static Value {
+    static DOCS: OnceLock<Mutex<HashMap<Revision, &'static Value>>> = OnceLock::new();
+    let mut docs = DOCS
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    docs.entry(revision).or_insert_with(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(revision.path());
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-        serde_json::from_str(&text).expect("the committed schema is JSON")
+        let doc: Value = serde_json::from_str(&text).expect("the committed schema is JSON");
+        Box::leak(Box::new(doc))
     })
 }
 
-fn validator(def: &str) -> Arc<jsonschema::Validator> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<jsonschema::Validator>>>> = OnceLock::new();
+fn validator(revision: Revision, def: &str) -> Arc<jsonschema::Validator> {
+    type Cache = HashMap<(Revision, String), Arc<jsonschema::Validator>>;
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
     let mut cache = CACHE
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
-    if let Some(v) = cache.get(def) {
+    if let Some(v) = cache.get(&(revision, def.to_owned())) {
         return v.clone();
     }
-    let doc = document();
+    let doc = document(revision);
     assert!(
         doc["$defs"].get(def).is_some(),
-        "the schema has no $defs/{def}"
+        "the {revision:?} schema has no $defs/{def}"
     );
     let schema = json!({
         "$schema": doc["$schema"],
@@ -44,24 +64,28 @@ fn validator(def: &str) -> Arc<jsonschema::Validator> {
     let compiled = jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
         .build(&schema)
-        .unwrap_or_else(|e| panic!("compiling $defs/{def}: {e}"));
+        .unwrap_or_else(|e| panic!("compiling {revision:?} $defs/{def}: {e}"));
     let compiled = Arc::new(compiled);
-    cache.insert(def.to_owned(), compiled.clone());
+    cache.insert((revision, def.to_owned()), compiled.clone());
     compiled
 }
 
-/// Panics, listing every violation, unless `value` is a valid `$defs/<def>`.
-pub(crate) fn assert_valid(def: &str, value: &Value) {
-    let v = validator(def);
-    let errors: Vec<String> = v
+/// Panics, listing every violation, unless `value` is a valid `$defs/<def>` of `revision`.
+pub(crate) fn assert_valid_in(revision: Revision, def: &str, value: &Value) {
+    let errors: Vec<String> = validator(revision, def)
         .iter_errors(value)
         .map(|e| format!("  {e} (at '{}')", e.instance_path))
         .collect();
     assert!(
         errors.is_empty(),
-        "not a valid {def}:\n{}\nmessage: {value}",
+        "not a valid {revision:?} {def}:\n{}\nmessage: {value}",
         errors.join("\n")
     );
+}
+
+/// Panics, listing every violation, unless `value` is a valid 2026-07-28 `$defs/<def>`.
+pub(crate) fn assert_valid(def: &str, value: &Value) {
+    assert_valid_in(Revision::V2026_07_28, def, value);
 }
 
 /// The response definition for a successful reply to `method`, when the schema has one.
