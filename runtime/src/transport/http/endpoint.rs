@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use actix_web::http::{header, StatusCode};
+use actix_web::http::{header, Method, StatusCode};
 use actix_web::{web, HttpRequest, HttpResponse};
 use tokio_util::sync::CancellationToken;
 
@@ -44,20 +44,48 @@ impl Rejection {
     }
 }
 
-pub(crate) async fn post(
+/// Every path that no fixed route took: `/t/{tenant}/mcp` by method, anything else 404.
+///
+/// The tenant is cut out of the path by hand: a route pattern with a segment would run
+/// actix-router's regex on every request (about 2.5% of a `tools/call`, BENCHMARKS.md).
+pub(crate) async fn route(
     req: HttpRequest,
-    tenant: web::Path<String>,
+    payload: web::Payload,
+    service: web::Data<McpService>,
+    dispatcher: web::Data<WorkerDispatcher>,
+) -> HttpResponse {
+    let Some(tenant) = tenant_of(req.path()) else {
+        return not_found().await;
+    };
+    let tenant = tenant.to_owned();
+    match *req.method() {
+        Method::POST => post(req, &tenant, payload, service, dispatcher).await,
+        Method::GET | Method::DELETE => session_get_or_delete(req, &tenant, service).await,
+        _ => method_not_allowed().await,
+    }
+}
+
+/// The `{tenant}` of `/t/{tenant}/mcp`: one non-empty segment.
+fn tenant_of(path: &str) -> Option<&str> {
+    path.strip_prefix("/t/")?
+        .strip_suffix("/mcp")
+        .filter(|t| !t.is_empty() && !t.contains('/'))
+}
+
+async fn post(
+    req: HttpRequest,
+    tenant: &str,
     payload: web::Payload,
     service: web::Data<McpService>,
     dispatcher: web::Data<WorkerDispatcher>,
 ) -> HttpResponse {
     let service = service.into_inner();
-    match handle(&req, &tenant, payload, &service, &dispatcher).await {
+    match handle(&req, tenant, payload, &service, &dispatcher).await {
         Ok(response) => response,
         Err(Rejection { id, error }) => {
             service.metrics.record_rejection();
             tracing::info!(
-                tenant = tenant.as_str(),
+                tenant,
                 code = error.code.code(),
                 status = error.http_status(),
                 "request refused"
@@ -350,9 +378,9 @@ fn mcp_headers(req: &HttpRequest) -> Result<HttpHeaders, McpError> {
 
 /// GET (the session's stream) and DELETE (end the session) with an `Mcp-Session-Id`; without
 /// one no legacy session is named, so 405.
-pub(crate) async fn session_get_or_delete(
+async fn session_get_or_delete(
     req: HttpRequest,
-    slug: web::Path<String>,
+    slug: &str,
     service: web::Data<McpService>,
 ) -> HttpResponse {
     let service = service.into_inner();
@@ -366,7 +394,7 @@ pub(crate) async fn session_get_or_delete(
                 McpError::new(ErrorCode::Forbidden, why),
             ));
         }
-        let (tenant, principal) = resolve(&req, &slug, &service, None)?;
+        let (tenant, principal) = resolve(&req, slug, &service, None)?;
         let found = legacy::session(&req, sid, &tenant, &principal, &service)?;
         if req.method() == actix_web::http::Method::DELETE {
             Ok(legacy::end(sid, &service, found))
@@ -396,4 +424,23 @@ pub(crate) async fn not_found() -> HttpResponse {
     let mut resp = json_error(None, &McpError::invalid_request("Not found"));
     *resp.status_mut() = actix_web::http::StatusCode::NOT_FOUND;
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tenant_of;
+
+    #[test]
+    fn the_tenant_is_the_one_segment_between_t_and_mcp() {
+        assert_eq!(tenant_of("/t/demo/mcp"), Some("demo"));
+        for path in [
+            "/t//mcp",
+            "/t/a/b/mcp",
+            "/t/demo/mcp/",
+            "/x/demo/mcp",
+            "/t/demo",
+        ] {
+            assert_eq!(tenant_of(path), None, "{path}");
+        }
+    }
 }

@@ -142,16 +142,10 @@ pub fn configure(service: Arc<McpService>) -> impl FnOnce(&mut web::ServiceConfi
         let dispatcher = WorkerDispatcher(service.worker_dispatcher());
         cfg.app_data(web::Data::from(service))
             .app_data(web::Data::new(dispatcher))
-            .service(
-                web::resource("/t/{tenant}/mcp")
-                    .route(web::post().to(endpoint::post))
-                    .route(web::get().to(endpoint::session_get_or_delete))
-                    .route(web::delete().to(endpoint::session_get_or_delete))
-                    .default_service(web::to(endpoint::method_not_allowed)),
-            )
             .route("/healthz", web::get().to(health::healthz))
             .route("/readyz", web::get().to(health::readyz))
             .route("/metrics", web::get().to(health::metrics))
-            .default_service(web::to(endpoint::not_found));
+            // `/t/{tenant}/mcp` (matched by hand, see `endpoint::route`), and JSON 404s.
+            .default_service(web::to(endpoint::route));
     }
 }
