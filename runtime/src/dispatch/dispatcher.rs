@@ -196,19 +196,16 @@ impl Listen {
 
     /// The notification for `event`, if the subscriber asked for it.
     pub(crate) fn render(&self, event: &ListChanged) -> Option<(&'static str, Value)> {
-        let method = match event {
-            ListChanged::Tools if self.tools => "notifications/tools/list_changed",
-            ListChanged::Prompts if self.prompts => "notifications/prompts/list_changed",
-            ListChanged::Resources if self.resources => "notifications/resources/list_changed",
+        let params = match event {
+            ListChanged::Tools if self.tools => json!({ "_meta": self.meta() }),
+            ListChanged::Prompts if self.prompts => json!({ "_meta": self.meta() }),
+            ListChanged::Resources if self.resources => json!({ "_meta": self.meta() }),
             ListChanged::ResourceUpdated(uri) if self.uris.contains(uri) => {
-                return Some((
-                    "notifications/resources/updated",
-                    json!({ "uri": uri, "_meta": self.meta() }),
-                ))
+                json!({ "uri": uri, "_meta": self.meta() })
             }
             _ => return None,
         };
-        Some((method, json!({ "_meta": self.meta() })))
+        Some((event.notification_method(), params))
     }
 
     /// The result that closes the stream gracefully.

@@ -15,7 +15,7 @@ use super::protection::{Opened, Protection};
 use crate::handler::{Arguments, Catalog, Context, HandlerError, InputRequired, Outcome};
 use crate::protocol::input::{parse_input_responses, InputResponses};
 use crate::protocol::result::{to_object, CallToolResult};
-use crate::protocol::{McpError, ResultType};
+use crate::protocol::{ClientCapabilities, McpError, ResultType};
 use crate::sealing::{args_digest, Binding};
 
 /// What the handler produced, before stamping.
@@ -127,17 +127,11 @@ fn input_required(
     round: u32,
     max_rounds: u32,
 ) -> Result<Map<String, Value>, McpError> {
-    if ir.is_empty() {
-        tracing::error!("handler returned input-required with neither input requests nor state");
-        return Err(McpError::internal(
-            "Internal error: empty input-required result",
-        ));
-    }
-    if let Some(missing) =
-        gate::missing_capabilities(ir.requests(), &call.scope.client_capabilities)
-    {
-        return Err(McpError::missing_capabilities(missing));
-    }
+    admit(
+        &ir,
+        &call.scope.client_capabilities,
+        McpError::missing_capabilities,
+    )?;
     if protection.counts_rounds() && round + 1 > max_rounds {
         tracing::warn!(round, max_rounds, "input-required round limit reached");
         return Err(McpError::internal(format!(
@@ -163,6 +157,26 @@ fn input_required(
         out.insert("requestState".into(), Value::String(sealed));
     }
     Ok(out)
+}
+
+/// What any input-required outcome must be, on either era: it asks for something (a handler
+/// bug otherwise: an internal error), and only for what `declared` has (otherwise the error
+/// `missing` phrases from the capabilities it lacks).
+pub(crate) fn admit(
+    ir: &InputRequired,
+    declared: &ClientCapabilities,
+    missing: impl FnOnce(Value) -> McpError,
+) -> Result<(), McpError> {
+    if ir.is_empty() {
+        tracing::error!("handler returned input-required with neither input requests nor state");
+        return Err(McpError::internal(
+            "Internal error: empty input-required result",
+        ));
+    }
+    match gate::missing_capabilities(ir.requests(), declared) {
+        Some(lacking) => Err(missing(lacking)),
+        None => Ok(()),
+    }
 }
 
 /// The name (or URI) the request targets and its arguments.

@@ -13,7 +13,7 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::dispatcher::Call;
-use super::{gate, mrtr};
+use super::mrtr;
 use crate::handler::Outcome;
 use crate::protocol::input::{InputRequests, InputResponses};
 use crate::protocol::McpError;
@@ -110,19 +110,7 @@ async fn flow(call: &Call, shim: &Shim, rounds: &mut u32) -> Result<Map<String, 
             Outcome::InputRequired(ir) => ir,
         };
         let relay = shim.relay.as_ref().map_err(|no| refused(*no))?;
-        if ir.is_empty() {
-            tracing::error!(
-                "handler returned input-required with neither input requests nor state"
-            );
-            return Err(McpError::internal(
-                "Internal error: empty input-required result",
-            ));
-        }
-        if let Some(missing) =
-            gate::missing_capabilities(ir.requests(), &call.scope.client_capabilities)
-        {
-            return Err(missing_capabilities(missing));
-        }
+        mrtr::admit(&ir, &call.scope.client_capabilities, missing_capabilities)?;
         if round == shim.max_rounds {
             tracing::warn!(round, "legacy shim round limit reached");
             return Err(McpError::internal(format!(

@@ -37,6 +37,26 @@ pub enum ListChanged {
     ResourceUpdated(String),
 }
 
+impl ListChanged {
+    /// The lists whose changes are announced: what a follower that missed changes announces
+    /// again, since a spurious list-changed costs a re-list and a missed one a stale list.
+    pub const LISTS: [ListChanged; 3] = [
+        ListChanged::Tools,
+        ListChanged::Prompts,
+        ListChanged::Resources,
+    ];
+
+    /// The notification that announces this change, on either era.
+    pub fn notification_method(&self) -> &'static str {
+        match self {
+            ListChanged::Tools => "notifications/tools/list_changed",
+            ListChanged::Prompts => "notifications/prompts/list_changed",
+            ListChanged::Resources => "notifications/resources/list_changed",
+            ListChanged::ResourceUpdated(_) => "notifications/resources/updated",
+        }
+    }
+}
+
 /// Per-tenant settings the runtime acts on.
 #[derive(Debug, Clone)]
 pub struct TenantSettings {

@@ -19,10 +19,14 @@ pub mod sessions;
 use std::sync::Arc;
 
 use actix::{Actor, Addr};
+use serde_json::{Map, Value};
 
 pub use bridge::LegacyBridge;
 pub use session::Session;
-pub use sessions::{SessionId, Sessions};
+pub use sessions::{Full, SessionId, Sessions};
+
+use crate::handler::{Principal, Tenant};
+use handshake::Initialize;
 
 pub use crate::dispatch::LegacyConfig;
 use crate::dispatch::RuntimeConfig;
@@ -51,4 +55,48 @@ impl Legacy {
     pub fn config(&self) -> &LegacyConfig {
         &self.runtime.legacy
     }
+
+    /// Begins a session on the current arbiter for what `initialize` said: its id, its
+    /// actor, and the result to answer `initialize` with. `expires: false` for a session that
+    /// lives as long as its transport (stdio).
+    pub fn begin(
+        &self,
+        init: Initialize,
+        tenant: &Arc<Tenant>,
+        principal: &Principal,
+        expires: bool,
+    ) -> Result<Begun, Full> {
+        let result = handshake::result(&init, tenant, &tenant.catalog());
+        let client = init.client_name();
+        let version = init.version;
+        let (id, addr) = self
+            .sessions
+            .create(tenant.slug(), principal, version, |sid| {
+                let session =
+                    Session::new(sid, tenant.clone(), principal.clone(), init, self.clone());
+                let session = if expires {
+                    session
+                } else {
+                    session.without_expiry()
+                };
+                session.start()
+            })
+            .inspect_err(|full| tracing::warn!(%full, "initialize refused"))?;
+        tracing::info!(
+            tenant = tenant.slug(),
+            version = version.as_str(),
+            client = client.as_deref().unwrap_or("?"),
+            "legacy session started"
+        );
+        Ok(Begun { id, addr, result })
+    }
+}
+
+/// A session `initialize` began.
+#[derive(Debug)]
+pub struct Begun {
+    pub id: SessionId,
+    pub addr: Addr<Session>,
+    /// The `InitializeResult`.
+    pub result: Map<String, Value>,
 }

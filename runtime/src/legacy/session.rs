@@ -26,9 +26,8 @@ use super::{Legacy, SessionId};
 use crate::dispatch::shim::NoRelay;
 use crate::dispatch::{dispatch, Call, Protection, Relay, Reply, Scope, Shim};
 use crate::handler::{ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
-use crate::protocol::error::ErrorCode;
 use crate::protocol::{
-    ClientCapabilities, Era, LogLevel, McpError, Notification, ProtocolVersion, Request, RequestId,
+    ClientCapabilities, Era, LogLevel, McpError, Notification, Request, RequestId,
 };
 
 /// Messages one GET stream may have queued; beyond it, notifications for it are dropped.
@@ -50,7 +49,6 @@ pub struct Session {
     id: SessionId,
     tenant: Arc<Tenant>,
     principal: Principal,
-    version: ProtocolVersion,
     client_capabilities: ClientCapabilities,
     log_level: LogLevel,
     subscriptions: HashSet<String>,
@@ -73,7 +71,6 @@ impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
             .field("tenant", &self.tenant.slug())
-            .field("version", &self.version)
             .field("flows", &self.flows.len())
             .field("streams", &self.streams.len())
             .finish_non_exhaustive()
@@ -92,7 +89,6 @@ impl Session {
             id,
             tenant,
             principal,
-            version: init.version,
             client_capabilities: init.client_capabilities,
             log_level: DEFAULT_LOG_LEVEL,
             subscriptions: HashSet::new(),
@@ -126,6 +122,16 @@ impl Session {
             && self.flows.is_empty()
             && self.streams.iter().all(mpsc::Sender::is_closed)
             && self.last_active.elapsed() >= limit
+    }
+
+    /// Lets go of the session's id and its waiting legs, and cancels its flows. Safe to
+    /// repeat: ending a session does it at once, stopping the actor again.
+    fn release(&mut self) {
+        self.legacy.sessions.remove(&self.id);
+        for flow in self.flows.values() {
+            flow.cancel();
+        }
+        self.legacy.bridge.do_send(ForgetSession(self.id.clone()));
     }
 
     /// The client did something in the session.
@@ -240,11 +246,7 @@ impl Actor for Session {
     }
 
     fn stopped(&mut self, _: &mut Self::Context) {
-        for (_, flow) in self.flows.drain() {
-            flow.cancel();
-        }
-        self.legacy.sessions.remove(&self.id);
-        self.legacy.bridge.do_send(ForgetSession(self.id.clone()));
+        self.release();
     }
 }
 
@@ -269,7 +271,7 @@ impl Handler<Handle> for Session {
             cancel,
         } = msg;
         if self.ending {
-            let error = McpError::new(ErrorCode::UnknownSession, "Session not found");
+            let error = McpError::unknown_session();
             return Box::pin(fut::ready(Reply::Error(error)));
         }
         if let Some(result) = self.session_method(&request) {
@@ -375,35 +377,29 @@ impl StreamHandler<Feed> for Session {
     fn handle(&mut self, feed: Feed, _: &mut Self::Context) {
         let event = match feed {
             Feed::Changed(event) => event,
-            // Missed changes are unknown: announcing every list makes the client re-list,
-            // which costs less than a stale list. Missed resource updates cannot be told.
+            // Missed changes are unknown: announce every list the catalog has (missed
+            // resource updates cannot be told).
             Feed::Lagged => {
                 let catalog = self.tenant.catalog();
-                for (has, method) in [
-                    (catalog.has_tools(), "notifications/tools/list_changed"),
-                    (catalog.has_prompts(), "notifications/prompts/list_changed"),
-                    (
-                        catalog.has_resources(),
-                        "notifications/resources/list_changed",
-                    ),
-                ] {
+                let has = [
+                    catalog.has_tools(),
+                    catalog.has_prompts(),
+                    catalog.has_resources(),
+                ];
+                for (event, has) in ListChanged::LISTS.iter().zip(has) {
                     if has {
-                        self.notify(method, json!({}));
+                        self.notify(event.notification_method(), json!({}));
                     }
                 }
                 return;
             }
         };
-        let (method, params) = match event {
-            ListChanged::Tools => ("notifications/tools/list_changed", json!({})),
-            ListChanged::Prompts => ("notifications/prompts/list_changed", json!({})),
-            ListChanged::Resources => ("notifications/resources/list_changed", json!({})),
-            ListChanged::ResourceUpdated(uri) if self.subscriptions.contains(&uri) => {
-                ("notifications/resources/updated", json!({ "uri": uri }))
-            }
-            ListChanged::ResourceUpdated(_) => return,
+        let params = match &event {
+            ListChanged::ResourceUpdated(uri) if !self.subscriptions.contains(uri) => return,
+            ListChanged::ResourceUpdated(uri) => json!({ "uri": uri }),
+            _ => json!({}),
         };
-        self.notify(method, params);
+        self.notify(event.notification_method(), params);
     }
 
     /// The tenant's feed ending must not end the session.
@@ -423,14 +419,10 @@ impl Handler<End> for Session {
 
     fn handle(&mut self, End { why }: End, ctx: &mut Self::Context) {
         tracing::info!(tenant = self.tenant.slug(), why, "legacy session ended");
-        self.legacy.sessions.remove(&self.id);
         // Its flows end as cancelled (their streams close without a response); the session
         // stops once they have, so none is cut off mid-answer.
         self.ending = true;
-        for flow in self.flows.values() {
-            flow.cancel();
-        }
-        self.legacy.bridge.do_send(ForgetSession(self.id.clone()));
+        self.release();
         if self.flows.is_empty() {
             ctx.stop();
         }

@@ -90,14 +90,14 @@ impl Sessions {
     }
 
     /// Reserves a new id for `tenant` and `principal`, starting the session with `start`,
-    /// unless the cap is reached.
+    /// unless a cap is reached.
     pub fn create(
         &self,
         tenant: &str,
         principal: &Principal,
         version: ProtocolVersion,
         start: impl FnOnce(SessionId) -> Addr<Session>,
-    ) -> Result<SessionId, Full> {
+    ) -> Result<(SessionId, Addr<Session>), Full> {
         let mut live = self.live();
         if live.sessions.len() >= self.max {
             return Err(Full::Process(self.max));
@@ -116,13 +116,13 @@ impl Sessions {
         live.sessions.insert(
             id.clone(),
             Entry {
-                addr,
+                addr: addr.clone(),
                 tenant,
                 principal: principal.clone(),
                 version,
             },
         );
-        Ok(id)
+        Ok((id, addr))
     }
 
     /// The session `id`, if it is live and belongs to this tenant and principal.

@@ -152,6 +152,11 @@ impl McpError {
         .with_data(json!({ "supported": supported, "requested": requested }))
     }
 
+    /// A legacy session that is not (or no longer) live for this caller.
+    pub fn unknown_session() -> Self {
+        Self::new(ErrorCode::UnknownSession, "Session not found")
+    }
+
     pub fn invalid_request_state() -> Self {
         Self::invalid_params(INVALID_REQUEST_STATE)
     }

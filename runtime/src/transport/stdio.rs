@@ -30,6 +30,7 @@ use crate::handler::{Notifier, OutgoingMessage, Principal, Tenant};
 use crate::legacy::bridge::Answer;
 use crate::legacy::session::{End, Handle, Notify};
 use crate::legacy::{handshake, Legacy, Session, SessionId};
+use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes, Malformed};
 use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
 use crate::protocol::{Incoming, McpError, ProtocolVersion, Request, RequestId};
@@ -236,28 +237,17 @@ impl Server {
             Ok(init) => init,
             Err(e) => return self.write(error_bytes(Some(&id), &e)).await,
         };
-        let tenant = self.stdio.tenant.clone();
-        let result = handshake::result(&init, &tenant, &tenant.catalog());
-        let principal = self.stdio.principal.clone();
-        let legacy = self.legacy.clone();
-        let mut addr = None;
-        let created = self
+        match self
             .legacy
-            .sessions
-            .create(tenant.slug(), &principal, init.version, |sid| {
-                let session = Session::new(sid, tenant.clone(), principal.clone(), init, legacy)
-                    .without_expiry()
-                    .start();
-                addr = Some(session.clone());
-                session
-            });
-        match (created, addr) {
-            (Ok(sid), Some(addr)) => {
-                self.session = Some((sid, addr));
-                self.write(result_bytes(&id, &Value::Object(result))).await;
+            .begin(init, &self.stdio.tenant, &self.stdio.principal, false)
+        {
+            Ok(begun) => {
+                self.session = Some((begun.id, begun.addr));
+                self.write(result_bytes(&id, &Value::Object(begun.result)))
+                    .await;
             }
-            _ => {
-                let e = McpError::internal("Internal error: could not start the session");
+            Err(full) => {
+                let e = McpError::new(ErrorCode::TooManySessions, full.to_string());
                 self.write(error_bytes(Some(&id), &e)).await;
             }
         }

@@ -21,9 +21,9 @@ use actix::MailboxError;
 use crate::dispatch::Reply;
 use crate::handler::{Notifier, Principal, Tenant};
 use crate::legacy::bridge::Answer;
+use crate::legacy::handshake;
 use crate::legacy::session::{End, Handle, Notify, OpenStream};
 use crate::legacy::sessions::Found;
-use crate::legacy::{handshake, Session};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::Response;
 use crate::protocol::meta::legacy_progress_token;
@@ -40,34 +40,16 @@ pub(crate) fn initialize(
 ) -> Result<HttpResponse, Rejection> {
     let id = request.id.clone();
     let init = handshake::parse(&request).map_err(|e| Rejection::new(Some(&id), e))?;
-    let result = handshake::result(&init, &tenant, &tenant.catalog());
-    let legacy = service.legacy.clone();
-    let version = init.version;
-    let client = init.client_name();
-    let session = legacy
-        .sessions
-        .create(tenant.slug(), &principal, version, |sid| {
-            actix::Actor::start(Session::new(
-                sid,
-                tenant.clone(),
-                principal.clone(),
-                init,
-                legacy.clone(),
-            ))
-        })
+    let begun = service
+        .legacy
+        .begin(init, &tenant, &principal, true)
         .map_err(|full| {
-            tracing::warn!(%full, "initialize refused");
             Rejection::new(
                 Some(&id),
                 McpError::new(ErrorCode::TooManySessions, full.to_string()),
             )
         })?;
-    tracing::info!(
-        tenant = tenant.slug(),
-        version = version.as_str(),
-        client = client.as_deref().unwrap_or("?"),
-        "legacy session started"
-    );
+    let (session, result) = (begun.id, begun.result);
     let mut response = json_result(&id, result);
     if let Ok(value) = header::HeaderValue::from_str(&session) {
         response
@@ -90,12 +72,7 @@ pub(crate) fn session(
         .legacy
         .sessions
         .find(session_id, tenant.slug(), principal)
-        .ok_or_else(|| {
-            Rejection::new(
-                None,
-                McpError::new(ErrorCode::UnknownSession, "Session not found"),
-            )
-        })?;
+        .ok_or_else(|| Rejection::new(None, McpError::unknown_session()))?;
     if let Some(v) = header_str(req, "mcp-protocol-version").map(str::trim) {
         if v != found.version.as_str() {
             return Err(Rejection::new(
@@ -157,10 +134,7 @@ pub(crate) async fn request(
 }
 
 fn session_gone() -> Reply {
-    Reply::Error(McpError::new(
-        ErrorCode::UnknownSession,
-        "Session not found",
-    ))
+    Reply::Error(McpError::unknown_session())
 }
 
 /// A notification in a session (`notifications/initialized`, `notifications/cancelled`).
@@ -217,12 +191,11 @@ pub(crate) async fn open_stream(
         *response.status_mut() = StatusCode::NOT_ACCEPTABLE;
         return Ok(response);
     }
-    let rx = found.addr.send(OpenStream).await.map_err(|_| {
-        Rejection::new(
-            None,
-            McpError::new(ErrorCode::UnknownSession, "Session not found"),
-        )
-    })?;
+    let rx = found
+        .addr
+        .send(OpenStream)
+        .await
+        .map_err(|_| Rejection::new(None, McpError::unknown_session()))?;
     Ok(sse::session_stream(service, rx))
 }
 

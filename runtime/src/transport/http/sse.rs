@@ -208,12 +208,11 @@ pub(crate) fn listen_stream(
                 _ = s.shutdown.cancelled() => s.close(),
                 event = s.listen.events.recv() => match event {
                     Ok(event) => s.push(&event),
-                    // Missed changes are unknown, so announce every list this stream follows:
-                    // a spurious list-changed costs a re-list, a missed one a stale list.
+                    // Missed changes are unknown: announce every list this stream follows.
                     Err(RecvError::Lagged(missed)) => {
                         tracing::warn!(missed, "listen stream lagged behind its tenant's changes");
-                        for event in [ListChanged::Tools, ListChanged::Prompts, ListChanged::Resources] {
-                            s.push(&event);
+                        for event in &ListChanged::LISTS {
+                            s.push(event);
                         }
                     }
                     Err(RecvError::Closed) => s.close(),
