@@ -1005,3 +1005,149 @@ fn the_legacy_check_rejects_modern_only_fields_and_bad_leg_ids() {
         assert!(outcome.is_err(), "the legacy check accepted {bad}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Limits and edges found on a read-through
+
+#[actix_web::test]
+async fn a_session_never_used_after_initialize_expires_sooner_than_a_used_one() {
+    let server = Server::start_with(|c| {
+        c.legacy.idle_timeout_secs = 3600;
+        c.legacy.unused_timeout_secs = 1;
+    })
+    .await;
+    // `legacy_session` finishes the handshake with notifications/initialized: used.
+    let used = server.legacy_session(LAB, json!({})).await;
+    let bare = server
+        .initialize_reply(LAB, None, LEGACY_VERSION, json!({}))
+        .await;
+    let unused = used.with_id(bare.header("mcp-session-id").expect("a session"));
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    error_of(&unused.ping().await, UNKNOWN_SESSION, 404);
+    assert_eq!(used.ping().await.json()["result"], json!({}));
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_fifth_get_stream_replaces_the_oldest() {
+    let server = Server::start().await;
+    let session = server.legacy_session(LAB, json!({})).await;
+    let mut first = session.listen().await;
+    let mut others = Vec::new();
+    for _ in 0..4 {
+        others.push(session.listen().await);
+    }
+    // Keep-alives flow every 100 ms, so a stream left open would read on for ever.
+    let ended = tokio::time::timeout(Duration::from_secs(5), first.next()).await;
+    assert!(
+        matches!(ended, Ok(None)),
+        "the oldest stream ends when a fifth opens"
+    );
+    assert!(others.iter().all(LegacyStream::is_sse));
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_session_follows_at_most_256_resources() {
+    let server = Server::start().await;
+    let session = server.legacy_session(LAB, json!({})).await;
+    let subscribe = |i: usize| {
+        legacy_rpc(
+            i,
+            "resources/subscribe",
+            json!({"uri": format!("lab://items/{i}")}),
+        )
+    };
+    for i in 0..256 {
+        assert_eq!(session.result(&subscribe(i)).await, json!({}), "{i}");
+    }
+    let refused = session.send(&subscribe(256)).await;
+    assert_eq!(refused.json()["error"]["code"], -32602, "{refused:?}");
+    assert_eq!(
+        session.result(&subscribe(7)).await,
+        json!({}),
+        "following one already followed is no new subscription"
+    );
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn bad_session_method_params_are_invalid_params() {
+    let server = Server::start().await;
+    let session = server.legacy_session(LAB, json!({})).await;
+    for (i, method, params) in [
+        (1, "logging/setLevel", json!({"level": "loud"})),
+        (2, "logging/setLevel", json!({})),
+        (3, "resources/subscribe", json!({})),
+        (4, "resources/unsubscribe", json!({"uri": 7})),
+    ] {
+        let reply = session.send(&legacy_rpc(i, method, params)).await;
+        assert_eq!(reply.status, 200, "{method}");
+        assert_eq!(reply.json()["error"]["code"], -32602, "{method}: {reply:?}");
+    }
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_call_that_cannot_read_sse_gets_no_stream_instead_of_legs() {
+    let server = Server::start().await;
+    let session = server.legacy_session(LAB, all_caps()).await;
+    let req = session
+        .post(&legacy_call(1, "ask_form", json!({})))
+        .header("accept", "application/json");
+    let mut stream = LegacyStream::open(req).await;
+    assert!(!stream.is_sse());
+    let response = stream.next().await.expect("the error");
+    assert_eq!(reason(&response, -32603), "no_stream");
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_failed_round_withdraws_the_legs_still_open_at_the_client() {
+    let server = Server::start().await;
+    let session = server.legacy_session(LAB, all_caps()).await;
+    let mut stream = open_sse(&session, &legacy_call(1, "ask_several", json!({}))).await;
+    let mut legs = Vec::new();
+    for _ in 0..4 {
+        legs.push(stream.next_request().await);
+    }
+    let error = json!({"code": -1, "message": "no"});
+    assert_accepted(&session.answer_error(leg_id(&legs[0]), error).await);
+    let mut withdrawn = Vec::new();
+    let response = loop {
+        let message = stream.next().await.expect("a message");
+        if message["method"] == "notifications/cancelled" {
+            withdrawn.push(message["params"]["requestId"].clone());
+        } else {
+            break message;
+        }
+    };
+    assert_eq!(reason(&response, -32603), "client_error");
+    let mut expected: Vec<Value> = legs[1..].iter().map(|l| l["id"].clone()).collect();
+    expected.sort_by_key(Value::to_string);
+    withdrawn.sort_by_key(Value::to_string);
+    assert_eq!(
+        withdrawn, expected,
+        "the three unanswered legs are withdrawn"
+    );
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_call_cancelled_before_it_sent_anything_gets_an_empty_stream() {
+    let server = Server::start().await;
+    let session = server.legacy_session(LAB, json!({})).await;
+    let call = legacy_call(5, "slow", json!({}));
+    let (mut stream, cancelled) = tokio::join!(session.open(&call), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        session.cancel(&json!(5)).await
+    });
+    assert_eq!(cancelled, 202);
+    assert_eq!(stream.status, 200);
+    assert!(
+        stream.is_sse(),
+        "a POSTed request is answered with a stream"
+    );
+    assert!(stream.next().await.is_none(), "and nothing on it");
+    server.stop().await;
+}

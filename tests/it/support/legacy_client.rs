@@ -301,7 +301,7 @@ pub(crate) struct LegacyStream {
 }
 
 impl LegacyStream {
-    async fn open(req: Req<'_>) -> LegacyStream {
+    pub(crate) async fn open(req: Req<'_>) -> LegacyStream {
         let (resp, Sent { body: sent, .. }) = req.response().await;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
