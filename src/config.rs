@@ -122,6 +122,8 @@ pub struct LegacySettings {
     pub max_sessions_per_caller: usize,
     /// A session with no request, flow or open stream for this long ends.
     pub idle_timeout_secs: u64,
+    /// The same for a session never used after `initialize` (the shorter applies).
+    pub unused_timeout_secs: u64,
     /// How long the shim waits for the client's answer to one input request.
     pub leg_timeout_secs: u64,
     /// Tenants whose input-required results are not relayed to legacy sessions (they get
@@ -136,6 +138,7 @@ impl Default for LegacySettings {
             max_sessions: runtime.max_sessions,
             max_sessions_per_caller: runtime.max_sessions_per_caller,
             idle_timeout_secs: runtime.idle_timeout.as_secs(),
+            unused_timeout_secs: runtime.unused_timeout.as_secs(),
             leg_timeout_secs: runtime.leg_timeout.as_secs(),
             shim_disabled_for: Vec::new(),
         }
@@ -148,6 +151,7 @@ impl LegacySettings {
             max_sessions: self.max_sessions,
             max_sessions_per_caller: self.max_sessions_per_caller,
             idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+            unused_timeout: Duration::from_secs(self.unused_timeout_secs),
             leg_timeout: Duration::from_secs(self.leg_timeout_secs),
         }
     }
@@ -354,6 +358,11 @@ impl Config {
         within(
             "legacy.idle_timeout_secs",
             legacy.idle_timeout_secs,
+            MAX_LEGACY_TIMEOUT_SECS,
+        )?;
+        within(
+            "legacy.unused_timeout_secs",
+            legacy.unused_timeout_secs,
             MAX_LEGACY_TIMEOUT_SECS,
         )?;
         within(
@@ -763,6 +772,8 @@ mod tests {
         );
         assert!(validated(|c| c.legacy.idle_timeout_secs = 2 * 24 * 60 * 60).is_err());
         assert!(validated(|c| c.legacy.max_sessions = 0).is_err());
+        assert!(validated(|c| c.legacy.max_sessions_per_caller = 0).is_err());
+        assert!(validated(|c| c.legacy.unused_timeout_secs = 0).is_err());
     }
 
     #[test]

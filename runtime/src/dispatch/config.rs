@@ -40,9 +40,11 @@ pub struct LegacyConfig {
     /// Live sessions one caller (principal) holds on one tenant: one caller cannot take every
     /// slot. All anonymous callers of a tenant are one caller.
     pub max_sessions_per_caller: usize,
-    /// A session with no request, flow or open stream for this long is ended. A session the
-    /// client never used after `initialize` ends after at most a minute.
+    /// A session with no request, flow or open stream for this long is ended.
     pub idle_timeout: Duration,
+    /// The same for a session the client never used after `initialize` (most likely
+    /// abandoned, or one of a flood of handshakes); the shorter of the two applies.
+    pub unused_timeout: Duration,
     /// How long the shim waits for the client's answer to one server-to-client request.
     pub leg_timeout: Duration,
 }
@@ -53,6 +55,7 @@ impl Default for LegacyConfig {
             max_sessions: 10_000,
             max_sessions_per_caller: 1_000,
             idle_timeout: Duration::from_secs(30 * 60),
+            unused_timeout: Duration::from_secs(60),
             leg_timeout: Duration::from_secs(600),
         }
     }

@@ -39,9 +39,6 @@ const MAX_STREAMS: usize = 4;
 /// Resources one session follows.
 const MAX_SUBSCRIPTIONS: usize = 256;
 
-/// Idle time allowed to a session the client never used after `initialize`.
-const UNUSED_TIMEOUT: Duration = Duration::from_secs(60);
-
 /// Level of the log notifications a session gets before the client sets one.
 const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
 
@@ -111,12 +108,11 @@ impl Session {
     }
 
     fn idle(&self) -> bool {
-        // A session never used after `initialize` is most likely abandoned (or a flood of
-        // handshakes): it gets at most a minute.
+        let config = self.legacy.config();
         let limit = if self.used {
-            self.legacy.config().idle_timeout
+            config.idle_timeout
         } else {
-            self.legacy.config().idle_timeout.min(UNUSED_TIMEOUT)
+            config.idle_timeout.min(config.unused_timeout)
         };
         self.expires
             && self.flows.is_empty()
@@ -232,7 +228,8 @@ impl Actor for Session {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        let idle = self.legacy.config().idle_timeout;
+        let config = self.legacy.config();
+        let idle = config.idle_timeout.min(config.unused_timeout);
         let period = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
         ctx.run_interval(period, |act, ctx| {
             if act.idle() {
