@@ -16,6 +16,8 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use roundtrip::bench::{initialize_body, proc_status_kb};
+
 const TENANT_PATH: &str = "/t/conformance/mcp";
 const FLOW_TOOL: &str = "test_input_required_result_elicitation";
 const FLOWS_PER_SESSION: usize = 100;
@@ -130,18 +132,19 @@ impl Server {
     }
 
     fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.0.id()))
-            .expect("/proc/PID/status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next()?.parse().ok())
-            .expect("VmRSS")
+        proc_status_kb(self.0.id(), "VmRSS").expect("the server's VmRSS")
     }
 
     fn stop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// A bench that fails part-way must not leave its server running.
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -223,8 +226,7 @@ impl Connection {
     }
 
     fn initialize(&mut self) -> String {
-        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"bench","version":"1"}}}"#;
-        let (head, _) = self.post(None, body);
+        let (head, _) = self.post(None, &initialize_body());
         assert_eq!(head.status, 200, "initialize failed");
         head.session.expect("an Mcp-Session-Id")
     }

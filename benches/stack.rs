@@ -1,6 +1,7 @@
 //! Criterion benches of the whole in-process stack, from an HTTP request to response bytes:
 //! a trivial `tools/call` (`echo` on the API-key tenant), a full sealed two-round MRTR flow
-//! (`greet`: input-required with a sealed state, then the retry that carries it), and one
+//! (`greet`: input-required with a sealed state, then the retry that carries it; the two
+//! requests are built inside the timed loop), and one
 //! legacy shim round (`greet` on a 2025-11-25 session: the elicitation read off the call's SSE
 //! stream, the answer POSTed, the greeting read off the same stream).
 //!
@@ -17,26 +18,35 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::{test, App};
 use criterion::{criterion_group, criterion_main, Criterion};
+use roundtrip::bench::{self, Bodies, SseReader};
 use roundtrip::config::Config;
 use roundtrip::wiring;
 use roundtrip_runtime::transport::http;
 use serde_json::Value;
 
 const KEY: &str = "bench-key";
-const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}"#;
 
-fn request(name: &str, body: String) -> actix_http::Request {
-    test::TestRequest::post()
+/// A POST to the demo tenant: modern (`Some(name)`: the `tools/call` headers of tool `name`),
+/// or in a legacy session (`legacy: Some(id)`), or the `initialize` that opens one.
+fn request(tool: Option<&str>, legacy: Option<&str>, body: String) -> actix_http::Request {
+    let mut req = test::TestRequest::post()
         .uri("/t/demo/mcp")
         .insert_header(("host", "127.0.0.1"))
         .insert_header(("content-type", "application/json"))
         .insert_header(("accept", "application/json, text/event-stream"))
-        .insert_header(("authorization", format!("Bearer {KEY}")))
-        .insert_header(("mcp-protocol-version", "2026-07-28"))
-        .insert_header(("mcp-method", "tools/call"))
-        .insert_header(("mcp-name", name.to_owned()))
-        .set_payload(body)
-        .to_request()
+        .insert_header(("authorization", format!("Bearer {KEY}")));
+    if let Some(name) = tool {
+        req = req
+            .insert_header(("mcp-protocol-version", bench::PROTOCOL_VERSION))
+            .insert_header(("mcp-method", "tools/call"))
+            .insert_header(("mcp-name", name.to_owned()));
+    }
+    if let Some(session) = legacy {
+        req = req
+            .insert_header(("mcp-session-id", session.to_owned()))
+            .insert_header(("mcp-protocol-version", bench::LEGACY_VERSION));
+    }
+    req.set_payload(body).to_request()
 }
 
 async fn bytes<B: MessageBody>(response: ServiceResponse<B>) -> actix_web::web::Bytes {
@@ -44,64 +54,20 @@ async fn bytes<B: MessageBody>(response: ServiceResponse<B>) -> actix_web::web::
     test::read_body(response).await
 }
 
-fn echo_body() -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hello"}},{META}}}}}"#
-    )
-}
-
-fn round1_body() -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"greet",{META}}}}}"#
-    )
-}
-
-fn round2_body(state: &str) -> String {
-    format!(
-        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"greet","inputResponses":{{"user_name":{{"action":"accept","content":{{"name":"Ada"}}}}}},"requestState":"{state}",{META}}}}}"#
-    )
-}
-
-fn legacy_request(session: Option<&str>, body: String) -> actix_http::Request {
-    let mut req = test::TestRequest::post()
-        .uri("/t/demo/mcp")
-        .insert_header(("host", "127.0.0.1"))
-        .insert_header(("content-type", "application/json"))
-        .insert_header(("accept", "application/json, text/event-stream"))
-        .insert_header(("authorization", format!("Bearer {KEY}")));
-    if let Some(session) = session {
-        req = req
-            .insert_header(("mcp-session-id", session.to_owned()))
-            .insert_header(("mcp-protocol-version", "2025-11-25"));
-    }
-    req.set_payload(body).to_request()
-}
-
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"bench","version":"1"}}}"#;
-const LEGACY_CALL: &str =
-    r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet"}}"#;
-
-/// The next JSON-RPC message of an SSE body, reading chunks as they come.
-async fn next_event<B: MessageBody + Unpin>(body: &mut B, buf: &mut Vec<u8>) -> Value
+/// One sealed two-round flow: round 1's state carried into round 2.
+async fn mrtr_flow<S, B>(app: &S, bodies: &Bodies) -> actix_web::web::Bytes
 where
-    B::Error: std::fmt::Debug,
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
 {
-    loop {
-        if let Some(end) = buf.windows(2).position(|w| w == b"\n\n") {
-            let event: Vec<u8> = buf.drain(..end + 2).collect();
-            let text = String::from_utf8(event).expect("UTF-8");
-            if let Some(data) = text.lines().find_map(|l| l.strip_prefix("data: ")) {
-                return serde_json::from_str(data).expect("JSON");
-            }
-            continue;
-        }
-        let chunk =
-            futures_util::future::poll_fn(|cx| std::pin::Pin::new(&mut *body).poll_next(cx))
-                .await
-                .expect("the stream goes on")
-                .expect("a chunk");
-        buf.extend_from_slice(&chunk);
-    }
+    let round1 = request(Some(bench::MRTR_TOOL), None, bodies.round1(1));
+    let out = bytes(app.call(round1).await.expect("round 1")).await;
+    let r1: Value = serde_json::from_slice(&out).expect("JSON");
+    let state = r1["result"]["requestState"]
+        .as_str()
+        .expect("a sealed state");
+    let round2 = request(Some(bench::MRTR_TOOL), None, bodies.round2(2, state));
+    bytes(app.call(round2).await.expect("round 2")).await
 }
 
 /// One legacy shim round: the call, its elicitation, the answer, the greeting.
@@ -109,28 +75,26 @@ async fn legacy_round<S, B>(app: &S, session: &str)
 where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody + Unpin,
-    B::Error: std::fmt::Debug,
+    B::Error: std::fmt::Display,
 {
     let response = app
-        .call(legacy_request(Some(session), LEGACY_CALL.to_owned()))
+        .call(request(None, Some(session), bench::call_body(1)))
         .await
         .expect("the call");
     assert_eq!(response.status(), 200);
     let mut body = response.into_body();
-    let mut buf = Vec::new();
-    let leg = next_event(&mut body, &mut buf).await;
-    assert_eq!(leg["method"], "elicitation/create");
-    let answer = format!(
-        r#"{{"jsonrpc":"2.0","id":{},"result":{{"action":"accept","content":{{"name":"Ada"}}}}}}"#,
-        leg["id"]
-    );
+    let mut stream = SseReader::new(futures_util::stream::poll_fn(move |cx| {
+        std::pin::Pin::new(&mut body).poll_next(cx)
+    }));
+    let leg = bench::check_leg(&stream.next().await.expect("the leg")).expect("an elicitation");
     let accepted = app
-        .call(legacy_request(Some(session), answer))
+        .call(request(None, Some(session), bench::answer_body(&leg)))
         .await
         .expect("the answer");
     assert_eq!(accepted.status(), 202);
-    let done = next_event(&mut body, &mut buf).await;
-    assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!");
+    let done: Value =
+        serde_json::from_slice(&stream.next().await.expect("the result")).expect("JSON");
+    assert_eq!(done["result"]["content"][0]["text"], bench::MRTR_GREETING);
 }
 
 fn stack(c: &mut Criterion) {
@@ -149,26 +113,28 @@ fn stack(c: &mut Criterion) {
         (app, running)
     });
 
-    // Both flows are checked once before they are timed.
-    system.block_on(async {
-        let out = bytes(app.call(request("echo", echo_body())).await.expect("echo")).await;
+    let bodies = Bodies::new("hello");
+    // Every flow is checked once before it is timed.
+    let session = system.block_on(async {
+        let echo = request(Some("echo"), None, bodies.call(1));
+        let out = bytes(app.call(echo).await.expect("echo")).await;
         assert!(std::str::from_utf8(&out)
             .expect("UTF-8")
             .contains(r#""text":"hello""#));
-        let out = bytes(app.call(request("greet", round1_body())).await.expect("r1")).await;
-        let r1: Value = serde_json::from_slice(&out).expect("JSON");
-        let state = r1["result"]["requestState"]
-            .as_str()
-            .expect("a sealed state");
-        let out = bytes(
-            app.call(request("greet", round2_body(state)))
-                .await
-                .expect("r2"),
-        )
-        .await;
+        let out = mrtr_flow(&app, &bodies).await;
         assert!(std::str::from_utf8(&out)
             .expect("UTF-8")
-            .contains("Hello, Ada!"));
+            .contains(bench::MRTR_GREETING));
+        let init = request(None, None, bench::initialize_body());
+        let response = app.call(init).await.expect("initialize");
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .expect("a session")
+            .to_owned();
+        legacy_round(&app, &session).await;
+        session
     });
 
     c.bench_function("stack/tools_call_echo", |b| {
@@ -176,7 +142,7 @@ fn stack(c: &mut Criterion) {
             system.block_on(async {
                 let mut took = Duration::ZERO;
                 for _ in 0..iters {
-                    let req = request("echo", echo_body());
+                    let req = request(Some("echo"), None, bodies.call(1));
                     let start = Instant::now();
                     let out = bytes(app.call(req).await.expect("echo")).await;
                     took += start.elapsed();
@@ -190,38 +156,13 @@ fn stack(c: &mut Criterion) {
     c.bench_function("stack/mrtr_two_rounds_sealed", |b| {
         b.iter_custom(|iters| {
             system.block_on(async {
-                let mut took = Duration::ZERO;
+                let start = Instant::now();
                 for _ in 0..iters {
-                    let req = request("greet", round1_body());
-                    let start = Instant::now();
-                    let out = bytes(app.call(req).await.expect("round 1")).await;
-                    let r1: Value = serde_json::from_slice(&out).expect("JSON");
-                    let state = r1["result"]["requestState"]
-                        .as_str()
-                        .expect("a sealed state");
-                    let req = request("greet", round2_body(state));
-                    let out = bytes(app.call(req).await.expect("round 2")).await;
-                    took += start.elapsed();
-                    std::hint::black_box(out);
+                    std::hint::black_box(mrtr_flow(&app, &bodies).await);
                 }
-                took
+                start.elapsed()
             })
         })
-    });
-
-    let session = system.block_on(async {
-        let response = app
-            .call(legacy_request(None, INITIALIZE.to_owned()))
-            .await
-            .expect("initialize");
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .expect("a session")
-            .to_owned();
-        legacy_round(&app, &session).await;
-        session
     });
 
     c.bench_function("stack/legacy_shim_round", |b| {

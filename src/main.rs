@@ -15,43 +15,40 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    if let Command::Bench(args) = &cli.command {
+    let outcome = match &cli.command {
         // A client of some server: no server configuration, no logging set-up.
-        return commands::bench::run(args);
-    }
-    let config = match configure(&cli) {
-        Ok(c) => c,
+        Command::Bench(args) => return commands::bench::run(args),
+        Command::Serve(args) => {
+            configure(&cli, |c| Ok(c.with_serve_args(args)?)).map(commands::serve::run)
+        }
+        Command::Stdio(args) => configure(&cli, |c| {
+            c.validate()?;
+            Ok(c)
+        })
+        .map(|c| commands::stdio::run(c, args)),
+    };
+    match outcome {
         Err(e) => {
             eprintln!("roundtrip: configuration error: {e:#}");
-            return std::process::ExitCode::from(2);
+            std::process::ExitCode::from(2)
         }
-    };
-    init_tracing(&config.log);
-    let result = match cli.command {
-        Command::Serve(_) => commands::serve::run(config),
-        Command::Stdio(args) => commands::stdio::run(config, &args),
-        Command::Bench(_) => Ok(()),
-    };
-    match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
+        Ok(Err(e)) => {
             eprintln!("roundtrip: {e:#}");
             std::process::ExitCode::FAILURE
         }
+        Ok(Ok(())) => std::process::ExitCode::SUCCESS,
     }
 }
 
-/// The file and `ROUNDTRIP_*` settings, then the command's flags over them; validated.
-fn configure(cli: &Cli) -> anyhow::Result<Config> {
-    let config = Config::load(cli.config.as_deref())?;
-    Ok(match &cli.command {
-        Command::Serve(args) => config.with_serve_args(args)?,
-        Command::Stdio(_) => {
-            config.validate()?;
-            config
-        }
-        Command::Bench(_) => config,
-    })
+/// The file and `ROUNDTRIP_*` settings, then the command's flags over them (`finish`, which
+/// validates); logging is set up from the result.
+fn configure(
+    cli: &Cli,
+    finish: impl FnOnce(Config) -> anyhow::Result<Config>,
+) -> anyhow::Result<Config> {
+    let config = finish(Config::load(cli.config.as_deref())?)?;
+    init_tracing(&config.log);
+    Ok(config)
 }
 
 /// Logs go to stderr (stdout belongs to the stdio transport). `RUST_LOG` wins over the

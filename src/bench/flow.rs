@@ -15,7 +15,8 @@ pub const PROTOCOL_VERSION: &str = "2026-07-28";
 /// with and the greeting that proves round 2 ran with that answer.
 pub const MRTR_TOOL: &str = "greet";
 pub const MRTR_KEY: &str = "user_name";
-const MRTR_NAME: &str = "Ada";
+pub(crate) const MRTR_NAME: &str = "Ada";
+pub const MRTR_GREETING: &str = "Hello, Ada!";
 
 /// Why a response failed its checks. Counted by [`CheckError::kind`], never panicked on.
 #[derive(Debug, thiserror::Error)]
@@ -60,14 +61,17 @@ impl CheckError {
 /// The request bodies of one target, built once per driver run.
 #[derive(Debug, Clone)]
 pub struct Bodies {
-    /// `tools/call echo` up to the id, and after it.
-    call: (String, String),
+    /// `tools/call echo` after the id (every body begins with [`HEAD`] and the id).
+    call: String,
     /// The echo text, which the result must carry back.
     pub text: String,
-    round1: (String, String),
-    /// Round 2 in three pieces: before the id, between id and state, after the state.
-    round2: (String, String, String),
+    round1: String,
+    /// Round 2 after the id: up to the state, and after it.
+    round2: (String, String),
 }
+
+/// Every body up to its id.
+const HEAD: &str = r#"{"jsonrpc":"2.0","id":"#;
 
 impl Bodies {
     pub fn new(text: &str) -> Bodies {
@@ -75,23 +79,15 @@ impl Bodies {
             r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{PROTOCOL_VERSION}","io.modelcontextprotocol/clientCapabilities":{{"elicitation":{{}}}}}}"#
         );
         let text_json = Value::String(text.to_owned()).to_string();
-        let head = r#"{"jsonrpc":"2.0","id":"#;
         Bodies {
-            call: (
-                head.to_owned(),
-                format!(
-                    r#","method":"tools/call","params":{{"name":"echo","arguments":{{"text":{text_json}}},{meta}}}}}"#
-                ),
+            call: format!(
+                r#","method":"tools/call","params":{{"name":"echo","arguments":{{"text":{text_json}}},{meta}}}}}"#
             ),
             text: text.to_owned(),
-            round1: (
-                head.to_owned(),
-                format!(
-                    r#","method":"tools/call","params":{{"name":"{MRTR_TOOL}","arguments":{{}},{meta}}}}}"#
-                ),
+            round1: format!(
+                r#","method":"tools/call","params":{{"name":"{MRTR_TOOL}","arguments":{{}},{meta}}}}}"#
             ),
             round2: (
-                head.to_owned(),
                 format!(
                     r#","method":"tools/call","params":{{"name":"{MRTR_TOOL}","arguments":{{}},"inputResponses":{{"{MRTR_KEY}":{{"action":"accept","content":{{"name":"{MRTR_NAME}"}}}}}},"requestState":""#
                 ),
@@ -101,18 +97,18 @@ impl Bodies {
     }
 
     pub fn call(&self, id: u64) -> String {
-        format!("{}{id}{}", self.call.0, self.call.1)
+        format!("{HEAD}{id}{}", self.call)
     }
 
     pub fn round1(&self, id: u64) -> String {
-        format!("{}{id}{}", self.round1.0, self.round1.1)
+        format!("{HEAD}{id}{}", self.round1)
     }
 
     /// `state` is the token exactly as round 1 returned it (base64url: nothing to escape).
     pub fn round2(&self, id: u64, state: &str) -> String {
-        let (a, b, c) = &self.round2;
-        let mut out = String::with_capacity(a.len() + b.len() + c.len() + state.len() + 20);
-        out.push_str(a);
+        let (b, c) = &self.round2;
+        let mut out = String::with_capacity(HEAD.len() + b.len() + c.len() + state.len() + 20);
+        out.push_str(HEAD);
         out.push_str(&id.to_string());
         out.push_str(b);
         out.push_str(&escape_json_str(state));
@@ -130,11 +126,6 @@ fn escape_json_str(s: &str) -> std::borrow::Cow<'_, str> {
     quoted[1..quoted.len() - 1].to_owned().into()
 }
 
-/// The greeting round 2 must return.
-pub(crate) fn mrtr_greeting() -> String {
-    format!("Hello, {MRTR_NAME}!")
-}
-
 #[derive(Deserialize)]
 struct Response {
     id: Option<Value>,
@@ -149,6 +140,8 @@ pub enum ResultTypeCheck {
     Required,
     /// A result without one passes; a wrong one still fails. For peers that do not stamp it.
     IfPresent,
+    /// A result must carry none (a legacy session's).
+    Absent,
 }
 
 /// The result object of a JSON-RPC response to request `id`, after the status, framing and id
@@ -182,6 +175,11 @@ fn check_result_type(
     check: ResultTypeCheck,
 ) -> Result<(), CheckError> {
     match result.get("resultType").and_then(Value::as_str) {
+        None if check == ResultTypeCheck::Absent && result.get("resultType").is_none() => Ok(()),
+        got if check == ResultTypeCheck::Absent => Err(CheckError::ResultType {
+            want: "none (legacy)",
+            got: got.map(str::to_owned),
+        }),
         Some(got) if got == want => Ok(()),
         None if check == ResultTypeCheck::IfPresent && result.get("resultType").is_none() => Ok(()),
         got => Err(CheckError::ResultType {
@@ -238,6 +236,23 @@ pub(crate) fn check_round1(status: u16, body: &[u8], id: u64) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_legacy_result_must_carry_no_result_type() {
+        let body = |extra: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":3,"result":{{{extra}"content":[{{"type":"text","text":"{MRTR_GREETING}"}}]}}}}"#
+            )
+        };
+        let check = |b: String| {
+            check_complete(200, b.as_bytes(), 3, MRTR_GREETING, ResultTypeCheck::Absent)
+        };
+        assert!(check(body("")).is_ok());
+        assert!(matches!(
+            check(body(r#""resultType":"complete","#)),
+            Err(CheckError::ResultType { .. })
+        ));
+    }
 
     #[test]
     fn bodies_are_the_json_they_claim_to_be() {

@@ -19,7 +19,10 @@ use std::time::{Duration, Instant};
 
 use actix_web::web::Bytes;
 
-pub use flow::{Bodies, CheckError, ResultTypeCheck, MRTR_KEY, MRTR_TOOL, PROTOCOL_VERSION};
+pub use flow::{
+    Bodies, CheckError, ResultTypeCheck, MRTR_GREETING, MRTR_KEY, MRTR_TOOL, PROTOCOL_VERSION,
+};
+pub use legacy::{answer_body, call_body, check_leg, initialize_body, SseReader, LEGACY_VERSION};
 use stats::{cpu_secs, Recorder};
 pub use stats::{proc_status_kb, Latency, Report, ServerMemory};
 
@@ -102,7 +105,6 @@ struct Plan {
     mode: Mode,
     authorization: Option<String>,
     bodies: Bodies,
-    greeting: String,
     result_type: ResultTypeCheck,
     timeout: Duration,
     hold: Duration,
@@ -120,7 +122,6 @@ pub async fn run(config: &BenchConfig) -> Report {
         mode: config.mode,
         authorization: config.api_key.as_ref().map(|k| format!("Bearer {k}")),
         bodies: Bodies::new(&config.text),
-        greeting: flow::mrtr_greeting(),
         result_type: config.result_type,
         timeout: config.timeout,
         hold: config.hold,
@@ -299,18 +300,11 @@ impl Client {
         let id2 = self.id();
         let body = self.plan.bodies.round2(id2, &state);
         let r2 = self.post(MRTR_TOOL, body).await;
-        let plan = self.plan.clone();
         let round2 = Timed {
             started: r2.started,
             ended: r2.ended,
             outcome: r2.outcome.and_then(|(status, body)| {
-                flow::check_complete(
-                    status,
-                    &body,
-                    id2,
-                    &plan.greeting,
-                    ResultTypeCheck::Required,
-                )
+                flow::check_complete(status, &body, id2, MRTR_GREETING, ResultTypeCheck::Required)
             }),
         };
         let ended = round2.ended;
@@ -319,7 +313,9 @@ impl Client {
         }
     }
 
-    /// One legacy shim flow; the session is opened first if the client has none.
+    /// One legacy shim flow; the session is opened first if the client has none. Two
+    /// requests are timed (the call up to its elicitation, and the answer) and the flow as a
+    /// whole (with `hold`).
     async fn legacy_flow(&mut self) {
         let session = match self.session.clone() {
             Some(session) => session,
@@ -328,34 +324,40 @@ impl Client {
                     self.session = Some(session.clone());
                     session
                 }
-                Err(e) => {
-                    self.recorder.error(e.kind(), || e.to_string());
-                    actix_rt::time::sleep(Duration::from_millis(10)).await;
-                    return;
-                }
+                Err(e) => return self.legacy_failed(e).await,
             },
         };
         let id = self.id();
         let started = Instant::now();
-        let outcome = self.legacy_call(&session, id).await;
-        let ended = Instant::now();
-        let in_window = self.in_window(started, ended);
-        match outcome {
-            // Two requests: the call and the answer.
-            Ok(()) if in_window => {
-                self.recorder.request(ended - started);
-                self.recorder.request(ended - started);
-                self.recorder.flow(ended - started);
+        match self.legacy_call(&session, id).await {
+            Ok((call, answer)) => {
+                let ended = Instant::now();
+                if self.in_window(started, ended) {
+                    self.recorder.request(call);
+                    self.recorder.request(answer);
+                    self.recorder.flow(ended - started);
+                }
             }
-            Ok(()) => {}
-            Err(e) => self.recorder.error(e.kind(), || e.to_string()),
+            Err(e) => self.legacy_failed(e).await,
+        }
+    }
+
+    /// Counts a failed legacy step. A session the server no longer knows (404) is dropped,
+    /// so the next flow begins a new one; a broken connection is not spun on.
+    async fn legacy_failed(&mut self, e: CheckError) {
+        if matches!(e, CheckError::Status(404)) {
+            self.session = None;
+        }
+        let transport = matches!(e, CheckError::Transport(_));
+        self.recorder.error(e.kind(), || e.to_string());
+        if transport && Instant::now() < self.plan.end {
+            actix_rt::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
     async fn legacy_initialize(&self) -> Result<String, CheckError> {
-        let mut request = self.legacy_request(None);
-        request = request.insert_header(("accept", "application/json, text/event-stream"));
-        let response = request
+        let response = self
+            .legacy_request(None)
             .send_body(legacy::initialize_body())
             .await
             .map_err(|e| CheckError::Transport(e.to_string()))?;
@@ -370,7 +372,13 @@ impl Client {
             .ok_or_else(|| CheckError::Body("initialize without an Mcp-Session-Id".to_owned()))
     }
 
-    async fn legacy_call(&self, session: &str, id: u64) -> Result<(), CheckError> {
+    /// The flow's two requests, checked; how long each took.
+    async fn legacy_call(
+        &self,
+        session: &str,
+        id: u64,
+    ) -> Result<(Duration, Duration), CheckError> {
+        let started = Instant::now();
         let response = self
             .legacy_request(Some(session))
             .timeout(self.plan.timeout + self.plan.hold)
@@ -382,9 +390,11 @@ impl Client {
         }
         let mut stream = legacy::SseReader::new(response);
         let leg_id = legacy::check_leg(&stream.next().await?)?;
+        let call = started.elapsed();
         if !self.plan.hold.is_zero() {
             actix_rt::time::sleep(self.plan.hold).await;
         }
+        let started = Instant::now();
         let answer = self
             .legacy_request(Some(session))
             .send_body(legacy::answer_body(&leg_id))
@@ -393,25 +403,34 @@ impl Client {
         if answer.status().as_u16() != 202 {
             return Err(CheckError::Status(answer.status().as_u16()));
         }
-        legacy::check_final(&stream.next().await?, id, &legacy::greeting())
+        let answered = started.elapsed();
+        let last = stream.next().await?;
+        flow::check_complete(200, &last, id, MRTR_GREETING, ResultTypeCheck::Absent)?;
+        Ok((call, answered))
     }
 
-    /// A POST in this client's legacy session (`None`: the `initialize` that opens it).
-    fn legacy_request(&self, session: Option<&str>) -> awc::ClientRequest {
-        let mut request = self
+    /// A POST with the headers every request of this client carries.
+    fn request(&self) -> awc::ClientRequest {
+        let request = self
             .http
             .post(&self.plan.url)
             .insert_header(("content-type", "application/json"))
             .insert_header(("accept", "application/json, text/event-stream"));
-        if let Some(session) = session {
-            request = request
+        match &self.plan.authorization {
+            Some(authorization) => request.insert_header(("authorization", authorization.as_str())),
+            None => request,
+        }
+    }
+
+    /// A POST in this client's legacy session (`None`: the `initialize` that opens it).
+    fn legacy_request(&self, session: Option<&str>) -> awc::ClientRequest {
+        match session {
+            Some(session) => self
+                .request()
                 .insert_header(("mcp-session-id", session))
-                .insert_header(("mcp-protocol-version", legacy::LEGACY_VERSION));
+                .insert_header(("mcp-protocol-version", legacy::LEGACY_VERSION)),
+            None => self.request(),
         }
-        if let Some(authorization) = &self.plan.authorization {
-            request = request.insert_header(("authorization", authorization.as_str()));
-        }
-        request
     }
 
     /// POSTs `body` with the MCP headers of a `tools/call` of `name`.
@@ -431,18 +450,11 @@ impl Client {
     }
 
     async fn send(&self, name: &str, body: String) -> Result<(u16, Bytes), CheckError> {
-        let mut request = self
-            .http
-            .post(&self.plan.url)
-            .insert_header(("content-type", "application/json"))
-            .insert_header(("accept", "application/json, text/event-stream"))
+        let mut response = self
+            .request()
             .insert_header(("mcp-protocol-version", PROTOCOL_VERSION))
             .insert_header(("mcp-method", "tools/call"))
-            .insert_header(("mcp-name", name));
-        if let Some(authorization) = &self.plan.authorization {
-            request = request.insert_header(("authorization", authorization.as_str()));
-        }
-        let mut response = request
+            .insert_header(("mcp-name", name))
             .send_body(body)
             .await
             .map_err(|e| CheckError::Transport(e.to_string()))?;

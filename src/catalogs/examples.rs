@@ -12,7 +12,7 @@
 //! not a protocol error.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use roundtrip_runtime::handler::{
@@ -44,13 +44,8 @@ pub fn catalog() -> Catalog {
         .build()
 }
 
-/// The form `greet` asks for, built once: a copy per round 1 instead of a schema built per
-/// request.
 fn name_schema() -> Value {
-    static SCHEMA: LazyLock<Value> = LazyLock::new(
-        || json!({"type": "object", "properties": {"name": {"type": "string", "title": "Your name"}}, "required": ["name"]}),
-    );
-    SCHEMA.clone()
+    json!({"type": "object", "properties": {"name": {"type": "string", "title": "Your name"}}, "required": ["name"]})
 }
 
 fn greet(ctx: &Context) -> ToolOutcome {

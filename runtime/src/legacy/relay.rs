@@ -42,7 +42,7 @@ pub(crate) struct SessionRelay {
 impl Relay for SessionRelay {
     async fn relay(&self, requests: InputRequests) -> Result<InputResponses, McpError> {
         let legs = requests.into_iter().map(|(key, request)| async move {
-            let answer = self.leg(&key, &request).await?;
+            let answer = self.leg(&key, request).await?;
             Ok::<_, McpError>((key, answer))
         });
         Ok(try_join_all(legs).await?.into_iter().collect())
@@ -73,10 +73,10 @@ impl Drop for LegGuard<'_> {
 }
 
 impl SessionRelay {
-    async fn leg(&self, key: &str, request: &InputRequest) -> Result<InputResponse, McpError> {
+    async fn leg(&self, key: &str, request: InputRequest) -> Result<InputResponse, McpError> {
         let n = self.next_leg.fetch_add(1, Ordering::Relaxed);
         let id = RequestId::String(format!("roundtrip-{n}"));
-        let method = request.method();
+        let (method, params) = legacy_params(request);
         let (tx, rx) = oneshot::channel();
         // The guard comes first: once `send` is called the registration is queued, and a
         // flow dropped while waiting for it must still forget it.
@@ -98,11 +98,7 @@ impl SessionRelay {
             McpError::internal(message)
                 .with_data(json!({ "reason": reason, "key": key, "method": method }))
         };
-        if !self
-            .stream
-            .request(id.clone(), method, legacy_params(request))
-            .await
-        {
+        if !self.stream.request(id.clone(), method, params).await {
             return Err(fail(
                 reason::STREAM_CLOSED,
                 format!("The stream closed before {method} for '{key}' could be sent"),
@@ -153,9 +149,10 @@ impl SessionRelay {
 
 /// The params as a legacy client expects them: URL-mode elicitation needs an
 /// `elicitationId` on the 2025-11-25 wire (a handler-supplied one is kept).
-fn legacy_params(request: &InputRequest) -> Value {
-    let mut params = request.params().cloned().unwrap_or_else(|| json!({}));
-    if request.method() == "elicitation/create" {
+fn legacy_params(request: InputRequest) -> (&'static str, Value) {
+    let (method, params) = request.into_parts();
+    let mut params = params.unwrap_or_else(|| json!({}));
+    if method == "elicitation/create" {
         if let Value::Object(p) = &mut params {
             if p.get("mode").and_then(Value::as_str) == Some("url") {
                 p.entry("elicitationId")
@@ -163,7 +160,7 @@ fn legacy_params(request: &InputRequest) -> Value {
             }
         }
     }
-    params
+    (method, params)
 }
 
 #[cfg(test)]
@@ -172,9 +169,9 @@ mod tests {
 
     #[test]
     fn url_elicitation_gets_an_elicitation_id_and_form_does_not() {
-        let url = legacy_params(&InputRequest::elicit_url("Sign in", "https://x.test/a"));
+        let (_, url) = legacy_params(InputRequest::elicit_url("Sign in", "https://x.test/a"));
         assert!(url["elicitationId"].as_str().is_some_and(|s| s.len() == 32));
-        let form = legacy_params(&InputRequest::elicit_form(
+        let (_, form) = legacy_params(InputRequest::elicit_form(
             "Name?",
             json!({"type": "object"}),
         ));

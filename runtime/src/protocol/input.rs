@@ -80,12 +80,18 @@ impl InputRequest {
     /// The wire form `{method, params}`, moving the params rather than copying them (a form's
     /// schema can be large, and an input-required result is built once per round).
     pub fn into_value(self) -> Value {
+        let (method, params) = self.into_parts();
         let mut out = Map::new();
-        out.insert("method".into(), Value::String(self.method.into()));
-        if let Some(params) = self.params {
+        out.insert("method".into(), Value::String(method.into()));
+        if let Some(params) = params {
             out.insert("params".into(), params);
         }
         Value::Object(out)
+    }
+
+    /// The method and the params, moved out.
+    pub fn into_parts(self) -> (&'static str, Option<Value>) {
+        (self.method, self.params)
     }
 
     pub fn params(&self) -> Option<&Value> {
