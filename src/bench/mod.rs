@@ -80,25 +80,6 @@ pub struct BenchConfig {
     pub hold: Duration,
 }
 
-impl BenchConfig {
-    /// A run of `mode` against `url` with the defaults of the CLI.
-    pub fn new(url: impl Into<String>, mode: Mode) -> BenchConfig {
-        BenchConfig {
-            url: url.into(),
-            mode,
-            connections: 32,
-            duration: Duration::from_secs(10),
-            warmup: Duration::from_secs(1),
-            api_key: None,
-            text: "hello".to_owned(),
-            result_type: ResultTypeCheck::Required,
-            server_pid: None,
-            timeout: Duration::from_secs(10),
-            hold: Duration::ZERO,
-        }
-    }
-}
-
 /// What every client shares: the target, the bodies, the clock.
 struct Plan {
     url: String,

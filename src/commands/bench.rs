@@ -7,23 +7,7 @@ use crate::bench::{self, BenchConfig, ResultTypeCheck};
 use crate::cli::BenchArgs;
 
 pub fn run(args: &BenchArgs) -> ExitCode {
-    let config = BenchConfig {
-        url: args.url.clone(),
-        mode: args.mode,
-        connections: args.connections,
-        duration: args.duration,
-        warmup: args.warmup,
-        api_key: args.key.clone(),
-        text: args.text.clone(),
-        result_type: if args.lenient_result_type {
-            ResultTypeCheck::IfPresent
-        } else {
-            ResultTypeCheck::Required
-        },
-        server_pid: args.server_pid,
-        timeout: args.timeout,
-        hold: args.hold,
-    };
+    let config = config(args);
     let report = actix_rt::System::new().block_on(async move { bench::run(&config).await });
     println!("{}", report.summary());
     if let Some(path) = &args.out {
@@ -39,5 +23,26 @@ pub fn run(args: &BenchArgs) -> ExitCode {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The driver's run as the command line describes it (its defaults are the CLI's).
+pub fn config(args: &BenchArgs) -> BenchConfig {
+    BenchConfig {
+        url: args.url.clone(),
+        mode: args.mode,
+        connections: args.connections,
+        duration: args.duration,
+        warmup: args.warmup,
+        api_key: args.key.clone(),
+        text: args.text.clone(),
+        result_type: if args.lenient_result_type {
+            ResultTypeCheck::IfPresent
+        } else {
+            ResultTypeCheck::Required
+        },
+        server_pid: args.server_pid,
+        timeout: args.timeout,
+        hold: args.hold,
     }
 }
