@@ -198,6 +198,17 @@ pub enum ElicitAction {
     Cancel,
 }
 
+impl ElicitAction {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ElicitAction::Accept => "accept",
+            ElicitAction::Decline => "decline",
+            ElicitAction::Cancel => "cancel",
+        }
+    }
+}
+
 /// One answer from `inputResponses`: a bare result object (`ElicitResult`,
 /// `CreateMessageResult` or `ListRootsResult`).
 #[derive(Debug, Clone, PartialEq)]

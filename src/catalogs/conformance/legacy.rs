@@ -253,13 +253,12 @@ fn completed(summary: &str) -> ToolOutcome {
 /// decline or cancel); `None` when there is no answer with a valid action.
 fn elicit_result(ctx: &Context, key: &str) -> Option<String> {
     let answer = ctx.input_response(key)?;
-    let action = answer.as_object().get("action")?.as_str()?;
-    answer.action()?;
+    let action = answer.action()?;
     let content = answer
         .accepted_content()
         .cloned()
         .map_or_else(|| Value::Object(Map::new()), Value::Object);
-    Some(format!("action={action}, content={content}"))
+    Some(format!("action={}, content={content}", action.as_str()))
 }
 
 /// Three info messages, `LOG_STEP` apart. Sent only if the request (modern) or the session
