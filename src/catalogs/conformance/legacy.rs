@@ -300,21 +300,14 @@ impl Resource for Watched {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture_tests::{asked, builder, completed};
     use super::*;
-    use roundtrip_runtime::handler::{Catalog, Notifier, Outcome};
+    use roundtrip_runtime::handler::{Notifier, Outcome};
     use roundtrip_runtime::protocol::content::Content;
-    use roundtrip_runtime::tenancy::Tenant;
-
-    fn builder() -> roundtrip_runtime::handler::ContextBuilder {
-        Context::builder(Arc::new(Tenant::new("t", Catalog::builder().build())))
-    }
 
     /// The one request of an input-required outcome, as `(key, method, params)`.
     fn the_request(outcome: ToolOutcome) -> (String, &'static str, Value) {
-        let ir = match outcome {
-            Ok(Outcome::InputRequired(ir)) => ir,
-            other => panic!("expected input-required, got {other:?}"),
-        };
+        let ir = asked(outcome);
         assert_eq!(ir.handler_state(), None, "legacy fixtures keep no state");
         let mut requests = ir.requests().iter();
         let (key, request) = requests.next().expect("one request");
@@ -327,12 +320,9 @@ mod tests {
     }
 
     fn text_of(outcome: ToolOutcome) -> String {
-        match outcome {
-            Ok(Outcome::Complete(r)) => match r.content.as_slice() {
-                [Content::Text { text }] => text.clone(),
-                other => panic!("expected one text block, got {other:?}"),
-            },
-            other => panic!("expected a complete result, got {other:?}"),
+        match completed(outcome).content.as_slice() {
+            [Content::Text { text }] => text.clone(),
+            other => panic!("expected one text block, got {other:?}"),
         }
     }
 

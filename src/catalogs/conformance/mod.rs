@@ -22,6 +22,8 @@
 //! the existing ones (tools before `headers`) so that none of these "first" items moves.
 
 mod content;
+#[cfg(test)]
+mod fixture_tests;
 mod headers;
 mod legacy;
 mod mrtr;

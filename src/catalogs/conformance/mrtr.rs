@@ -338,13 +338,8 @@ fn prompt_with_context(ctx: &Context) -> PromptOutcome {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixture_tests::{asked, builder, completed};
     use super::*;
-    use roundtrip_runtime::handler::{Catalog, Outcome};
-    use roundtrip_runtime::tenancy::Tenant;
-
-    fn builder() -> roundtrip_runtime::handler::ContextBuilder {
-        Context::builder(Arc::new(Tenant::new("t", Catalog::builder().build())))
-    }
 
     fn caps(v: Value) -> ClientCapabilities {
         ClientCapabilities::new(v.as_object().cloned().unwrap_or_default())
@@ -352,20 +347,6 @@ mod tests {
 
     fn sampled(text: &str) -> Value {
         json!({"role": "assistant", "content": {"type": "text", "text": text}, "model": "m"})
-    }
-
-    fn asked(outcome: ToolOutcome) -> InputRequired {
-        match outcome {
-            Ok(Outcome::InputRequired(ir)) => ir,
-            other => panic!("expected input-required, got {other:?}"),
-        }
-    }
-
-    fn completed(outcome: ToolOutcome) -> CallToolResult {
-        match outcome {
-            Ok(Outcome::Complete(r)) => r,
-            other => panic!("expected a complete result, got {other:?}"),
-        }
     }
 
     #[test]
