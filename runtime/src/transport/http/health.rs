@@ -58,14 +58,17 @@ impl Metrics {
         self.streams_open.fetch_sub(1, Ordering::Relaxed);
     }
 
-    fn render(&self) -> String {
+    /// The Prometheus text of the counters, with the process's live legacy sessions (which
+    /// the session registry counts, not these metrics).
+    fn render(&self, legacy_sessions: usize) -> String {
         let mut out = String::new();
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "# HELP roundtrip_mcp_requests_total MCP requests answered, by outcome."
+        header(
+            &mut out,
+            "roundtrip_mcp_requests_total",
+            "counter",
+            "MCP requests answered, by outcome.",
         );
-        let _ = writeln!(out, "# TYPE roundtrip_mcp_requests_total counter");
         for (outcome, c) in [
             ("complete", &self.complete),
             ("input_required", &self.input_required),
@@ -78,35 +81,43 @@ impl Metrics {
                 get(c)
             );
         }
-        let _ = writeln!(
-            out,
-            "# HELP roundtrip_mcp_notifications_total Client notifications accepted."
-        );
-        let _ = writeln!(out, "# TYPE roundtrip_mcp_notifications_total counter");
-        let _ = writeln!(
-            out,
-            "roundtrip_mcp_notifications_total {}",
-            get(&self.notifications)
-        );
-        let _ = writeln!(out, "# HELP roundtrip_http_rejected_total Requests refused before dispatch (guard, size, auth, tenant, envelope).");
-        let _ = writeln!(out, "# TYPE roundtrip_http_rejected_total counter");
-        let _ = writeln!(
-            out,
-            "roundtrip_http_rejected_total {}",
-            get(&self.rejected_http)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP roundtrip_sse_streams_open SSE streams currently open."
-        );
-        let _ = writeln!(out, "# TYPE roundtrip_sse_streams_open gauge");
-        let _ = writeln!(
-            out,
-            "roundtrip_sse_streams_open {}",
-            get(&self.streams_open)
-        );
+        for (name, kind, help, value) in [
+            (
+                "roundtrip_mcp_notifications_total",
+                "counter",
+                "Client notifications accepted.",
+                get(&self.notifications),
+            ),
+            (
+                "roundtrip_http_rejected_total",
+                "counter",
+                "Requests refused before dispatch (guard, size, auth, tenant, envelope).",
+                get(&self.rejected_http),
+            ),
+            (
+                "roundtrip_sse_streams_open",
+                "gauge",
+                "SSE streams currently open.",
+                get(&self.streams_open),
+            ),
+            (
+                "roundtrip_legacy_sessions",
+                "gauge",
+                "Live legacy (initialize) sessions in this process.",
+                legacy_sessions as u64,
+            ),
+        ] {
+            header(&mut out, name, kind, help);
+            let _ = writeln!(out, "{name} {value}");
+        }
         out
     }
+}
+
+/// The `# HELP` and `# TYPE` lines of one metric.
+fn header(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
 pub(crate) async fn healthz() -> HttpResponse {
@@ -128,18 +139,7 @@ pub(crate) async fn readyz(service: web::Data<McpService>) -> HttpResponse {
 }
 
 pub(crate) async fn metrics(service: web::Data<McpService>) -> HttpResponse {
-    let mut out = service.metrics.render();
-    let _ = writeln!(
-        out,
-        "# HELP roundtrip_legacy_sessions Live legacy (initialize) sessions in this process."
-    );
-    let _ = writeln!(out, "# TYPE roundtrip_legacy_sessions gauge");
-    let _ = writeln!(
-        out,
-        "roundtrip_legacy_sessions {}",
-        service.legacy.sessions.len()
-    );
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
-        .body(out)
+        .body(service.metrics.render(service.legacy.sessions.len()))
 }
