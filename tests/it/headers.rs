@@ -291,7 +291,7 @@ async fn a_repeated_mcp_header_with_a_different_value_is_a_header_mismatch() {
 async fn an_mcp_param_mismatch_is_reported_before_the_request_state_is_looked_at() {
     let server = Server::start().await;
     let mut call = regional(json!({"region": "eu"}));
-    call["params"]["requestState"] = json!("v1.not-a-real.state");
+    call["params"]["requestState"] = json!("v2.not-a-real.state");
     call["params"]["inputResponses"] = json!(7);
     let reply = server
         .post(LAB, &call)

@@ -35,7 +35,7 @@ async fn first_round(server: &Server, tenant: &str, arguments: Value) -> (Value,
 async fn a_sealed_state_opens_on_its_own_retry_and_hands_the_handler_its_state() {
     let server = Server::start().await;
     let (first, state) = first_round(&server, LAB, json!({"topic": "x"})).await;
-    assert!(state.starts_with("v1."), "{state}");
+    assert!(state.starts_with("v2."), "{state}");
     assert!(
         !state.contains("form-state"),
         "the handler's state does not travel in clear: {state}"
@@ -59,7 +59,7 @@ async fn a_state_with_one_character_changed_is_rejected() {
     let server = Server::start().await;
     let (first, state) = first_round(&server, LAB, json!({})).await;
     let mut chars: Vec<char> = state.chars().collect();
-    let blob_start = state.rfind('.').expect("v1.kid.blob") + 1;
+    let blob_start = state.rfind('.').expect("v2.kid.blob") + 1;
     for at in [
         blob_start + (chars.len() - blob_start) / 2,
         blob_start + 2,
@@ -225,7 +225,7 @@ async fn a_state_naming_an_unknown_key_is_rejected() {
     let server = Server::start().await;
     let (first, state) = first_round(&server, LAB, json!({})).await;
     let parts: Vec<&str> = state.splitn(3, '.').collect();
-    assert_eq!(parts.len(), 3, "v1.<kid>.<blob>: {state}");
+    assert_eq!(parts.len(), 3, "v2.<kid>.<blob>: {state}");
     for kid in ["AAAAAAAAAAA", "unknown-kid", "x"] {
         assert_ne!(kid, parts[1]);
         let forged = format!("{}.{kid}.{}", parts[0], parts[2]);
@@ -235,7 +235,7 @@ async fn a_state_naming_an_unknown_key_is_rejected() {
                 .await,
         );
     }
-    let other_version = format!("v2.{}.{}", parts[1], parts[2]);
+    let other_version = format!("v1.{}.{}", parts[1], parts[2]);
     assert_rejected(
         &server
             .send(LAB, &retry(&first, 3, answer(), Some(&other_version)))
@@ -354,7 +354,7 @@ async fn a_tenant_created_after_start_gets_its_key_ring_on_its_first_sealed_requ
     let server = Server::start().await;
     server.add_tenant("late", lab::catalog(&lab::Probe::default()));
     let (first, state) = first_round(&server, "late", json!({})).await;
-    assert!(state.starts_with("v1."), "{state}");
+    assert!(state.starts_with("v2."), "{state}");
     let result = server
         .send("late", &retry(&first, 2, answer(), Some(&state)))
         .await

@@ -278,7 +278,7 @@ mod tests {
         let aad = associated_data("kid", &b);
         let expected_len = [2, 3, 1, 1, 10, 4, 32].iter().map(|n| 4 + n).sum::<usize>();
         assert_eq!(aad.len(), expected_len);
-        assert_eq!(&aad[..6], b"\0\0\0\x02v1");
+        assert_eq!(&aad[..6], b"\0\0\0\x02v2");
         assert_ne!(aad, associated_data("kie", &b));
         let mut other = b;
         other.args_digest = digest(json!({"a": 1}));

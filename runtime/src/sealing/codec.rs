@@ -1,8 +1,9 @@
-//! AES-256-GCM token codec: bytes in, `v1.<kid>.<blob>` out, and back. No policy, and no
+//! AES-256-GCM token codec: bytes in, `v2.<kid>.<blob>` out, and back. No policy, and no
 //! clock beyond stamping a new key's creation time; the only state is each key's seal count.
 //!
-//! Token format: `v1.<kid>.<base64url-no-pad(nonce(12) || ciphertext || tag(16))>`.
-//! - `v1` is the format version, and it is authenticated: the caller puts it, with the kid,
+//! Token format: `v2.<kid>.<base64url-no-pad(nonce(12) || ciphertext || tag(16))>`.
+//! - `v2` is the format version (v2: the binary claims frame of `claims`; v1 carried JSON
+//!   claims and is no longer opened), and it is authenticated: the caller puts it, with the kid,
 //!   in the associated data (see `binding::associated_data`), so neither can be swapped.
 //! - `kid` picks the key from the tenant's ring in O(1), which is what lets keys rotate while
 //!   tokens sealed under the previous key are still in flight.
@@ -25,16 +26,19 @@
 //! compares secrets by hand.
 //!
 //! Key bytes are wiped from memory when a key is dropped: the copy kept for sharing is
-//! [`Zeroizing`], and aes-gcm's `zeroize` feature wipes the GHASH key it derives while
-//! building the cipher. The AES round keys inside the cipher are wiped on drop only once the
-//! `aes` crate's own `zeroize` feature is enabled, which aes-gcm's feature does not do.
+//! [`Zeroizing`], and since aes-gcm 0.11 its `zeroize` feature wipes both the AES round keys
+//! and the GHASH key inside the cipher.
+//!
+//! Both directions work in place on the one buffer that becomes the token's blob (sealing) or
+//! the claims' bytes (opening): a 1 KiB state is never copied between encryption and the
+//! base64 step.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::SystemTime;
 
-use aes_gcm::aead::{Aead, AeadInPlace, KeyInit, Payload};
-use aes_gcm::{Aes256Gcm, Key, Nonce};
+use aes_gcm::aead::{AeadInOut, KeyInit, Nonce, Tag};
+use aes_gcm::Aes256Gcm;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use rand::rngs::OsRng;
@@ -45,8 +49,8 @@ use super::claims::unix_secs;
 use super::error::OpenError;
 
 /// The token format version, as it appears at the start of every token.
-pub(crate) const VERSION: &str = "v1";
-const PREFIX: &str = "v1.";
+pub(crate) const VERSION: &str = "v2";
+const PREFIX: &str = "v2.";
 const NONCE_LEN: usize = 12;
 const TAG_LEN: usize = 16;
 const KID_RANDOM_BYTES: usize = 8;
@@ -105,7 +109,7 @@ impl StateKey {
     }
 
     fn from_secret(kid: String, secret: Zeroizing<[u8; 32]>) -> StateKey {
-        let cipher = Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(secret.as_ref()));
+        let cipher = Aes256Gcm::new((&*secret).into());
         StateKey {
             kid,
             cipher,
@@ -185,14 +189,15 @@ pub(crate) fn token_len(kid_len: usize, plaintext_len: usize) -> usize {
     PREFIX.len() + kid_len + 1 + (blob * 4).div_ceil(3)
 }
 
-/// Encrypts `plaintext` under `key` with a fresh random nonce, authenticating `aad`.
+/// Encrypts the concatenation of the `plaintext` parts under `key` with a fresh random
+/// nonce, authenticating `aad`. The parts are written once, straight into the blob.
 ///
 /// Counts the seal on the key first, so every nonce drawn is counted, even if AES-GCM then
 /// fails. Fails only if AES-GCM refuses the plaintext (over 64 GiB).
 pub(crate) fn seal_bytes(
     key: &StateKey,
     aad: &[u8],
-    plaintext: &[u8],
+    plaintext: &[&[u8]],
 ) -> Result<String, aes_gcm::Error> {
     // Relaxed: the count only has to be exact in total, not ordered with anything else.
     key.seals.fetch_add(1, Ordering::Relaxed);
@@ -200,17 +205,20 @@ pub(crate) fn seal_bytes(
     // Not OsRng: a getrandom(2) call per seal was visible in the profile of sealed flows.
     rand::thread_rng().fill_bytes(&mut nonce);
 
-    let mut blob = Vec::with_capacity(NONCE_LEN + plaintext.len() + TAG_LEN);
+    let plaintext_len = plaintext.iter().map(|part| part.len()).sum();
+    let mut blob = Vec::with_capacity(NONCE_LEN + plaintext_len + TAG_LEN);
     blob.extend_from_slice(&nonce);
-    blob.extend_from_slice(plaintext);
-    let tag = key.cipher.encrypt_in_place_detached(
-        Nonce::from_slice(&nonce),
+    for part in plaintext {
+        blob.extend_from_slice(part);
+    }
+    let tag = key.cipher.encrypt_inout_detached(
+        &Nonce::<Aes256Gcm>::from(nonce),
         aad,
-        &mut blob[NONCE_LEN..],
+        (&mut blob[NONCE_LEN..]).into(),
     )?;
     blob.extend_from_slice(&tag);
 
-    let mut token = String::with_capacity(token_len(key.kid.len(), plaintext.len()));
+    let mut token = String::with_capacity(token_len(key.kid.len(), plaintext_len));
     token.push_str(PREFIX);
     token.push_str(&key.kid);
     token.push('.');
@@ -232,23 +240,29 @@ pub(crate) fn split_token(token: &str) -> Result<(&str, Vec<u8>), OpenError> {
     Ok((kid, blob))
 }
 
-/// Decrypts a blob from [`split_token`] under `key`, checking the tag over the ciphertext
-/// and `aad`. Too short to hold a nonce and a tag is [`OpenError::Malformed`]; any
-/// authentication failure is [`OpenError::Rejected`].
-pub(crate) fn open_bytes(key: &StateKey, aad: &[u8], blob: &[u8]) -> Result<Vec<u8>, OpenError> {
-    if blob.len() < NONCE_LEN + TAG_LEN {
-        return Err(OpenError::Malformed);
-    }
-    let (nonce, ciphertext) = blob.split_at(NONCE_LEN);
+/// Decrypts a blob from [`split_token`] under `key`, in place, checking the tag over the
+/// ciphertext and `aad`, and returns the same buffer cut down to the plaintext. Too short to
+/// hold a nonce and a tag is [`OpenError::Malformed`]; any authentication failure is
+/// [`OpenError::Rejected`].
+pub(crate) fn open_bytes(
+    key: &StateKey,
+    aad: &[u8],
+    mut blob: Vec<u8>,
+) -> Result<Vec<u8>, OpenError> {
+    let plaintext_len = blob
+        .len()
+        .checked_sub(NONCE_LEN + TAG_LEN)
+        .ok_or(OpenError::Malformed)?;
+    let (nonce, rest) = blob.split_at_mut(NONCE_LEN);
+    let (ciphertext, tag) = rest.split_at_mut(plaintext_len);
+    let nonce = Nonce::<Aes256Gcm>::try_from(&*nonce).map_err(|_| OpenError::Malformed)?;
+    let tag = Tag::<Aes256Gcm>::try_from(&*tag).map_err(|_| OpenError::Malformed)?;
     key.cipher
-        .decrypt(
-            Nonce::from_slice(nonce),
-            Payload {
-                msg: ciphertext,
-                aad,
-            },
-        )
-        .map_err(|_| OpenError::Rejected)
+        .decrypt_inout_detached(&nonce, aad, ciphertext.into(), &tag)
+        .map_err(|_| OpenError::Rejected)?;
+    blob.truncate(NONCE_LEN + plaintext_len);
+    blob.drain(..NONCE_LEN);
+    Ok(blob)
 }
 
 #[cfg(test)]
@@ -274,17 +288,25 @@ mod tests {
     #[test]
     fn sealed_bytes_open_with_the_same_key_and_aad() {
         let k = key();
-        let token = seal_bytes(&k, b"aad", b"hello").unwrap();
+        let token = seal_bytes(&k, b"aad", &[b"hello".as_slice()]).unwrap();
         let (kid, blob) = split_token(&token).unwrap();
         assert_eq!(kid, "test-kid");
-        assert_eq!(open_bytes(&k, b"aad", &blob).unwrap(), b"hello");
+        assert_eq!(open_bytes(&k, b"aad", blob).unwrap(), b"hello");
+    }
+
+    #[test]
+    fn plaintext_parts_open_as_their_concatenation() {
+        let k = key();
+        let token = seal_bytes(&k, b"", &[b"head".as_slice(), b"", b"tail"]).unwrap();
+        let (_, blob) = split_token(&token).unwrap();
+        assert_eq!(open_bytes(&k, b"", blob).unwrap(), b"headtail");
     }
 
     #[test]
     fn token_has_the_documented_shape_and_predicted_length() {
         let k = StateKey::generate();
         for len in [0, 1, 2, 3, 100, 1000] {
-            let token = seal_bytes(&k, b"", &vec![b'x'; len]).unwrap();
+            let token = seal_bytes(&k, b"", &[vec![b'x'; len].as_slice()]).unwrap();
             assert_eq!(token.len(), token_len(k.kid().len(), len));
             let parts: Vec<&str> = token.split('.').collect();
             assert_eq!(parts.len(), 3);
@@ -297,8 +319,8 @@ mod tests {
     fn two_seals_of_the_same_plaintext_differ() {
         let k = key();
         assert_ne!(
-            seal_bytes(&k, b"", b"same").unwrap(),
-            seal_bytes(&k, b"", b"same").unwrap()
+            seal_bytes(&k, b"", &[b"same".as_slice()]).unwrap(),
+            seal_bytes(&k, b"", &[b"same".as_slice()]).unwrap()
         );
     }
 
@@ -337,10 +359,10 @@ mod tests {
     fn every_seal_is_counted_on_its_key_and_opens_are_not() {
         let k = key();
         assert_eq!(k.seals(), 0);
-        let token = seal_bytes(&k, b"", b"x").unwrap();
-        seal_bytes(&k, b"", b"y").unwrap();
+        let token = seal_bytes(&k, b"", &[b"x".as_slice()]).unwrap();
+        seal_bytes(&k, b"", &[b"y".as_slice()]).unwrap();
         let (_, blob) = split_token(&token).unwrap();
-        open_bytes(&k, b"", &blob).unwrap();
+        open_bytes(&k, b"", blob).unwrap();
         assert_eq!(k.seals(), 2);
     }
 
@@ -352,7 +374,7 @@ mod tests {
                 let k = std::sync::Arc::clone(&k);
                 std::thread::spawn(move || {
                     for _ in 0..250 {
-                        seal_bytes(&k, b"", b"x").unwrap();
+                        seal_bytes(&k, b"", &[b"x".as_slice()]).unwrap();
                     }
                 })
             })
@@ -378,13 +400,13 @@ mod tests {
     #[test]
     fn a_flipped_bit_anywhere_in_the_blob_is_rejected() {
         let k = key();
-        let token = seal_bytes(&k, b"aad", b"some state").unwrap();
+        let token = seal_bytes(&k, b"aad", &[b"some state".as_slice()]).unwrap();
         let (_, blob) = split_token(&token).unwrap();
         for i in 0..blob.len() {
             let mut bad = blob.clone();
             bad[i] ^= 0x01;
             assert_eq!(
-                open_bytes(&k, b"aad", &bad),
+                open_bytes(&k, b"aad", bad),
                 Err(OpenError::Rejected),
                 "byte {i}"
             );
@@ -394,35 +416,36 @@ mod tests {
     #[test]
     fn other_aad_is_rejected() {
         let k = key();
-        let (_, blob) = split_token(&seal_bytes(&k, b"aad", b"x").unwrap()).unwrap();
-        assert_eq!(open_bytes(&k, b"aae", &blob), Err(OpenError::Rejected));
+        let (_, blob) = split_token(&seal_bytes(&k, b"aad", &[b"x".as_slice()]).unwrap()).unwrap();
+        assert_eq!(open_bytes(&k, b"aae", blob), Err(OpenError::Rejected));
     }
 
     #[test]
     fn another_key_is_rejected() {
-        let (_, blob) = split_token(&seal_bytes(&key(), b"", b"x").unwrap()).unwrap();
+        let (_, blob) = split_token(&seal_bytes(&key(), b"", &[b"x".as_slice()]).unwrap()).unwrap();
         let other = StateKey::from_bytes("test-kid".to_owned(), [8u8; 32]);
-        assert_eq!(open_bytes(&other, b"", &blob), Err(OpenError::Rejected));
+        assert_eq!(open_bytes(&other, b"", blob), Err(OpenError::Rejected));
     }
 
     #[test]
     fn a_blob_shorter_than_nonce_and_tag_is_malformed() {
         let k = key();
-        let (_, blob) = split_token(&seal_bytes(&k, b"", b"").unwrap()).unwrap();
+        let (_, blob) = split_token(&seal_bytes(&k, b"", &[]).unwrap()).unwrap();
         assert_eq!(blob.len(), NONCE_LEN + TAG_LEN);
         assert_eq!(
-            open_bytes(&k, b"", &blob[..blob.len() - 1]),
+            open_bytes(&k, b"", blob[..blob.len() - 1].to_vec()),
             Err(OpenError::Malformed)
         );
-        assert_eq!(open_bytes(&k, b"", &[]), Err(OpenError::Malformed));
+        assert_eq!(open_bytes(&k, b"", Vec::new()), Err(OpenError::Malformed));
     }
 
     #[test]
     fn a_truncated_blob_is_rejected() {
         let k = key();
-        let (_, blob) = split_token(&seal_bytes(&k, b"", b"payload").unwrap()).unwrap();
+        let (_, blob) =
+            split_token(&seal_bytes(&k, b"", &[b"payload".as_slice()]).unwrap()).unwrap();
         assert_eq!(
-            open_bytes(&k, b"", &blob[..blob.len() - 1]),
+            open_bytes(&k, b"", blob[..blob.len() - 1].to_vec()),
             Err(OpenError::Rejected)
         );
     }
@@ -430,19 +453,20 @@ mod tests {
     #[test]
     fn wrong_prefix_missing_parts_or_bad_kid_are_malformed() {
         let k = key();
-        let token = seal_bytes(&k, b"", b"x").unwrap();
+        let token = seal_bytes(&k, b"", &[b"x".as_slice()]).unwrap();
         let body = token.strip_prefix(PREFIX).unwrap();
         for bad in [
             String::new(),
-            "v1".to_owned(),
-            "v1.".to_owned(),
-            "v1.kid".to_owned(),
-            format!("v2.{body}"),
-            format!("V1.{body}"),
-            format!("v1..{}", body.split_once('.').unwrap().1),
-            format!("v1.k!d.{}", body.split_once('.').unwrap().1),
-            format!("v1.k.d.{}", body.split_once('.').unwrap().1),
-            token.replacen("v1.", "", 1),
+            "v2".to_owned(),
+            "v2.".to_owned(),
+            "v2.kid".to_owned(),
+            format!("v1.{body}"),
+            format!("v3.{body}"),
+            format!("V2.{body}"),
+            format!("v2..{}", body.split_once('.').unwrap().1),
+            format!("v2.k!d.{}", body.split_once('.').unwrap().1),
+            format!("v2.k.d.{}", body.split_once('.').unwrap().1),
+            token.replacen("v2.", "", 1),
         ] {
             assert_eq!(split_token(&bad).err(), Some(OpenError::Malformed), "{bad}");
         }
@@ -463,7 +487,7 @@ mod tests {
         let standard = base64::engine::general_purpose::STANDARD_NO_PAD.encode(&blob);
         assert!(standard.contains('+') || standard.contains('/'));
         assert_eq!(
-            split_token(&format!("v1.kid.{standard}")).err(),
+            split_token(&format!("v2.kid.{standard}")).err(),
             Some(OpenError::Malformed)
         );
         for junk in [" ", "\n", "!", ".", "%3D"] {

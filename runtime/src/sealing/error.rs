@@ -17,7 +17,7 @@ pub enum OpenError {
     #[error("requestState exceeds the size limit")]
     Oversize,
     /// Empty, wrong version prefix, bad key id, non-canonical base64url, too short to hold a
-    /// nonce and a tag, or claims that are not the JSON we write.
+    /// nonce and a tag, or claims that are not the frame we write.
     #[error("requestState is malformed")]
     Malformed,
     /// The key id names no key this tenant still verifies with.
@@ -48,7 +48,7 @@ pub enum SealError {
         /// The policy's `max_state_bytes`.
         max: usize,
     },
-    /// The state fits `max_state_bytes`, but once JSON-escaped, encrypted and encoded the token
+    /// The state fits `max_state_bytes`, but once framed, encrypted and encoded the token
     /// would exceed `max_token_bytes`, so [`open`](super::open) would refuse it. Refusing here
     /// means the runtime never hands out a token it cannot take back.
     #[error("sealed token would be {len} bytes, over the {max}-byte limit")]
@@ -58,10 +58,6 @@ pub enum SealError {
         /// The policy's `max_token_bytes`.
         max: usize,
     },
-    /// The claims did not serialize. Unreachable for integers and a string; kept as an error
-    /// rather than a panic.
-    #[error("claims could not be encoded")]
-    Encode(#[source] serde_json::Error),
     /// AES-GCM refused to encrypt (its only failure is a plaintext over 64 GiB, far beyond any
     /// sane limit); kept as an error rather than a panic.
     #[error("AES-GCM refused the plaintext")]

@@ -6,7 +6,7 @@
 //!    and memory.
 //! 2. Format and kid (no crypto yet), then one AES-GCM open, whose tag covers the ciphertext
 //!    and the whole binding.
-//! 3. Only authenticated bytes are parsed as JSON, then the timestamps are checked.
+//! 3. Only authenticated bytes are decoded as claims, then the timestamps are checked.
 //!
 //! Every failure is an [`OpenError`] reason for the log; the client always gets the same
 //! fixed error, built by the caller.
@@ -17,7 +17,7 @@
 use std::time::{Duration, SystemTime};
 
 use super::binding::{associated_data, Binding};
-use super::claims::{self, unix_secs, Claims};
+use super::claims::{self, unix_secs, Claims, Header, HEADER_LEN};
 use super::codec::{open_bytes, seal_bytes, split_token, token_len};
 use super::error::{OpenError, SealError};
 use super::keyring::KeyRing;
@@ -31,8 +31,9 @@ pub struct SealPolicy {
     pub clock_skew: Duration,
     /// The longest token `open` will look at, and `seal` will produce. Default 65536.
     pub max_token_bytes: usize,
-    /// The largest handler state `seal` accepts. Default 32768, which keeps a state of plain
-    /// text well inside the default token cap.
+    /// The largest handler state `seal` accepts. Default 32768: its token (about 4/3 of the
+    /// state, plus 60 bytes) stays well inside the default token cap, whatever the state's
+    /// bytes are.
     pub max_state_bytes: usize,
 }
 
@@ -53,8 +54,9 @@ impl Default for SealPolicy {
 /// # Errors
 ///
 /// [`SealError::StateTooLarge`] if the state exceeds `max_state_bytes`;
-/// [`SealError::TokenTooLarge`] if the token would exceed `max_token_bytes` (JSON escaping
-/// can grow a state up to sixfold). The other variants cannot happen with sane limits.
+/// [`SealError::TokenTooLarge`] if the token would exceed `max_token_bytes`, which only a
+/// `max_state_bytes` near `max_token_bytes` allows. The other variant cannot happen with
+/// sane limits.
 pub fn seal(
     ring: &KeyRing,
     policy: &SealPolicy,
@@ -73,9 +75,16 @@ pub fn seal(
     let key = ring.active();
     let iat = unix_secs(now);
     let exp = iat.saturating_add(policy.ttl.as_secs());
-    let plaintext = claims::encode(iat, exp, round, state).map_err(SealError::Encode)?;
+    let header = Header {
+        iat,
+        exp,
+        round,
+        has_state: state.is_some(),
+    }
+    .encode();
+    let state = state.map_or(&[][..], str::as_bytes);
 
-    let len = token_len(key.kid().len(), plaintext.len());
+    let len = token_len(key.kid().len(), HEADER_LEN + state.len());
     if len > policy.max_token_bytes {
         return Err(SealError::TokenTooLarge {
             len,
@@ -83,7 +92,7 @@ pub fn seal(
         });
     }
     let aad = associated_data(key.kid(), binding);
-    seal_bytes(key, &aad, &plaintext).map_err(|_| SealError::Encrypt)
+    seal_bytes(key, &aad, &[&header, state]).map_err(|_| SealError::Encrypt)
 }
 
 /// Opens a `requestState` token presented with the request described by `binding`.
@@ -92,10 +101,10 @@ pub fn seal(
 ///
 /// The first check that fails, in this order ([`OpenError`]; log it, never send it):
 /// 1. longer than `max_token_bytes` ⇒ `Oversize`, before any decoding;
-/// 2. empty, or not `v1.<kid>.<canonical base64url>` ⇒ `Malformed`;
+/// 2. empty, or not `v2.<kid>.<canonical base64url>` ⇒ `Malformed`;
 /// 3. kid not in the ring ⇒ `UnknownKey`;
 /// 4. AES-GCM failure: tampered, truncated, or any binding mismatch ⇒ `Rejected`;
-/// 5. claims not our JSON ⇒ `Malformed`;
+/// 5. claims not our frame ⇒ `Malformed`;
 /// 6. `iat` after `now + clock_skew` ⇒ `FromTheFuture`;
 /// 7. `now` after `exp + clock_skew` ⇒ `Expired`.
 pub fn open(
@@ -113,8 +122,8 @@ pub fn open(
     }
     let (kid, blob) = split_token(token)?;
     let key = ring.find(kid).ok_or(OpenError::UnknownKey)?;
-    let plaintext = open_bytes(key, &associated_data(kid, binding), &blob)?;
-    let claims = claims::decode(&plaintext).map_err(|_| OpenError::Malformed)?;
+    let plaintext = open_bytes(key, &associated_data(kid, binding), blob)?;
+    let claims = claims::decode(plaintext).map_err(|_| OpenError::Malformed)?;
 
     let now = unix_secs(now);
     let skew = policy.clock_skew.as_secs();
@@ -178,7 +187,7 @@ mod tests {
     fn sealed_state_opens_with_its_claims() {
         let ring = ring();
         let token = sealed(&ring, "{\"step\":2}");
-        assert!(token.starts_with(&format!("v1.{}.", ring.active().kid())));
+        assert!(token.starts_with(&format!("v2.{}.", ring.active().kid())));
         let claims = open_now(&ring, &bind(), &token).unwrap();
         assert_eq!(
             claims,
@@ -399,7 +408,7 @@ mod tests {
         assert!(open_now(&rotated, &bind(), &old_token).is_ok());
 
         let new_token = sealed(&rotated, "state");
-        assert!(new_token.starts_with(&format!("v1.{}.", rotated.active().kid())));
+        assert!(new_token.starts_with(&format!("v2.{}.", rotated.active().kid())));
         assert_ne!(rotated.active().kid(), old_kid);
 
         let pruned = rotated.pruned(T0 + 331);
@@ -426,15 +435,30 @@ mod tests {
 
     #[test]
     fn seal_refuses_a_token_that_open_would_refuse_as_oversize() {
-        // Every control character becomes a six-byte JSON escape, so a state well within
-        // max_state_bytes can still overflow max_token_bytes.
-        let p = SealPolicy::default();
-        let state = "\u{1}".repeat(p.max_state_bytes);
+        // A state cap as large as the token cap lets a state in that base64 then outgrows.
+        let p = SealPolicy {
+            max_state_bytes: 65_536,
+            ..SealPolicy::default()
+        };
+        let state = "x".repeat(60_000);
         let got = seal(&ring(), &p, &bind(), 1, Some(&state), at(T0));
         assert!(matches!(
             got,
             Err(SealError::TokenTooLarge { max: 65_536, .. })
         ));
+    }
+
+    #[test]
+    fn a_state_at_the_default_cap_seals_and_opens_whatever_its_bytes() {
+        // Control characters, quotes and multi-byte text cost no escaping in the frame.
+        let ring = ring();
+        let p = SealPolicy::default();
+        for unit in ["\u{1}", "\"", "é", "😀"] {
+            let state = unit.repeat(p.max_state_bytes / unit.len());
+            let token = seal(&ring, &p, &bind(), 1, Some(&state), at(T0)).unwrap();
+            let claims = open_now(&ring, &bind(), &token).unwrap();
+            assert_eq!(claims.state.as_deref(), Some(state.as_str()), "{unit:?}");
+        }
     }
 
     #[test]
@@ -444,10 +468,7 @@ mod tests {
         let empty_len = sealed(&ring, "").len();
         // Grow the state until the token is as long as allowed, without going over.
         let kid_len = ring.active().kid().len();
-        let fits = |n: usize| {
-            let plaintext = claims::encode(T0, T0 + 300, 1, Some(&"x".repeat(n))).unwrap();
-            token_len(kid_len, plaintext.len()) <= p.max_token_bytes
-        };
+        let fits = |n: usize| token_len(kid_len, HEADER_LEN + n) <= p.max_token_bytes;
         let mut n = (p.max_token_bytes - empty_len) * 3 / 4 - 4;
         assert!(fits(n));
         while fits(n + 1) {
