@@ -22,7 +22,8 @@
 //!
 //! The token is attacker-controlled on the way back in, so parsing is strict: only canonical
 //! unpadded base64url is accepted (no `=`, no `+` or `/`, no stray trailing bits), so each
-//! blob has exactly one spelling. AES-GCM checks the tag in constant time; nothing here
+//! blob has exactly one spelling. `base64-simd` decodes that strictly, and several times
+//! faster than the scalar `base64` engine, which was half of a 1 KiB seal and open. AES-GCM checks the tag in constant time; nothing here
 //! compares secrets by hand.
 //!
 //! Key bytes are wiped from memory when a key is dropped: the copy kept for sharing is
@@ -39,8 +40,7 @@ use std::time::SystemTime;
 
 use aes_gcm::aead::{AeadInOut, KeyInit, Nonce, Tag};
 use aes_gcm::Aes256Gcm;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
+use base64_simd::URL_SAFE_NO_PAD;
 use rand::rngs::OsRng;
 use rand::RngCore;
 use zeroize::{Zeroize, Zeroizing};
@@ -86,7 +86,7 @@ impl StateKey {
         OsRng.fill_bytes(secret.as_mut());
         let mut kid = [0u8; KID_RANDOM_BYTES];
         OsRng.fill_bytes(&mut kid);
-        StateKey::from_secret(URL_SAFE_NO_PAD.encode(kid), secret)
+        StateKey::from_secret(URL_SAFE_NO_PAD.encode_to_string(kid), secret)
     }
 
     /// A key from stored bytes, e.g. loaded from a `KeyShare`, **stamped as created now**
@@ -222,7 +222,7 @@ pub(crate) fn seal_bytes(
     token.push_str(PREFIX);
     token.push_str(&key.kid);
     token.push('.');
-    URL_SAFE_NO_PAD.encode_string(&blob, &mut token);
+    URL_SAFE_NO_PAD.encode_append(&blob, &mut token);
     Ok(token)
 }
 
@@ -235,7 +235,7 @@ pub(crate) fn split_token(token: &str) -> Result<(&str, Vec<u8>), OpenError> {
         return Err(OpenError::Malformed);
     }
     let blob = URL_SAFE_NO_PAD
-        .decode(encoded)
+        .decode_to_vec(encoded)
         .map_err(|_| OpenError::Malformed)?;
     Ok((kid, blob))
 }
@@ -269,13 +269,15 @@ pub(crate) fn open_bytes(
 #[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
+    use base64::Engine as _;
 
     fn key() -> StateKey {
         StateKey::from_bytes("test-kid".to_owned(), [7u8; 32])
     }
 
     fn reencode(kid: &str, blob: &[u8]) -> String {
-        format!("{PREFIX}{kid}.{}", URL_SAFE_NO_PAD.encode(blob))
+        let encoded = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(blob);
+        format!("{PREFIX}{kid}.{encoded}")
     }
 
     #[test]
