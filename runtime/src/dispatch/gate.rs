@@ -38,11 +38,13 @@ fn missing_from(
         let Some(need) = need.as_object().filter(|n| !n.is_empty()) else {
             continue;
         };
-        let mut have = have.as_object().cloned().unwrap_or_default();
+        let nothing = Map::new();
+        let have = have.as_object().unwrap_or(&nothing);
+        let mut sub = missing_from(need, have);
         if key == "elicitation" && !have.contains_key("form") && !have.contains_key("url") {
-            have.insert("form".into(), Value::Object(Map::new()));
+            // Declared by the bare `elicitation`; `declared` is borrowed, so it is not added.
+            sub.remove("form");
         }
-        let sub = missing_from(need, &have);
         if !sub.is_empty() {
             missing.insert(key.clone(), Value::Object(sub));
         }
@@ -126,6 +128,17 @@ mod tests {
             missing_capabilities(&r, &caps(json!({"elicitation": {}}))),
             Some(json!({"elicitation": {"url": {}}}))
         );
+    }
+
+    #[test]
+    fn form_elicitation_is_not_implied_by_url_elicitation() {
+        let r = requests(vec![InputRequest::elicit_form("m", json!({}))]);
+        let url_only = caps(json!({"elicitation": {"url": {}}}));
+        assert_eq!(
+            missing_capabilities(&r, &url_only),
+            Some(json!({"elicitation": {"form": {}}}))
+        );
+        assert_eq!(url_only, caps(json!({"elicitation": {"url": {}}})));
     }
 
     #[test]
