@@ -1,10 +1,12 @@
 //! HTTP/2 cleartext with prior knowledge (h2c) on the listener that serves HTTP/1.1: the same
 //! endpoint, the same guard, and the legacy shim's held SSE streams multiplexed on one
-//! connection, with the client's answer POSTed on another stream of that connection.
+//! connection, with the client's answer POSTed on another stream of that connection; a flow
+//! whose stream the client resets ends as one whose HTTP/1.1 connection closed.
 //!
 //! Messages are checked as on HTTP/1.1: modern ones against the 2026-07-28 schema, legacy
 //! ones by `check_legacy` (2025-11-25).
 
+use roundtrip::config::Config;
 use serde_json::{json, Value};
 
 use crate::support::h2c_client::{within, H2cConnection};
@@ -49,9 +51,9 @@ fn session_headers(session: &str) -> Vec<(String, String)> {
     headers
 }
 
-/// A server with the conformance fixtures on their own tenant.
-async fn server_with_conformance() -> Server {
-    let server = Server::start().await;
+/// A test server, `tune`d, with the conformance fixtures on their own tenant.
+async fn server_with_conformance(tune: impl FnOnce(&mut Config)) -> Server {
+    let server = Server::start_with(tune).await;
     let catalog = roundtrip::catalogs::build(&[CONFORMANCE.into()]).expect("the fixtures");
     server.add_tenant(CONFORMANCE, catalog);
     server
@@ -101,7 +103,7 @@ async fn an_echo_call_over_h2c_is_answered_with_a_modern_result() {
 
 #[actix_web::test]
 async fn a_legacy_shim_flow_runs_on_streams_of_one_h2c_connection() {
-    let server = server_with_conformance().await;
+    let server = server_with_conformance(|_| {}).await;
     let conn = H2cConnection::open(server.addr).await;
     let session = legacy_session(&conn).await;
 
@@ -138,6 +140,34 @@ async fn a_legacy_shim_flow_runs_on_streams_of_one_h2c_connection() {
         "the stream ends after the response"
     );
     drop(flow);
+    conn.close().await;
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn resetting_a_flows_stream_over_h2c_forgets_its_pending_leg() {
+    let server = server_with_conformance(|c| c.mcp.cancel_grace_ms = 100).await;
+    let conn = H2cConnection::open(server.addr).await;
+    let session = legacy_session(&conn).await;
+    let call = legacy_call(1, ELICITATION_TOOL, json!({}));
+    let mut flow = conn
+        .post(&path(CONFORMANCE), &session_headers(&session), &call)
+        .await;
+    let leg = flow.next_event().await.expect("the shim's leg");
+    // Dropping the unfinished response resets its stream (RST_STREAM); the connection lives on.
+    drop(flow);
+    // The server notices at its next write on the stream (keep-alives every 100 ms in tests),
+    // which cancels the flow; the flow's run then has `mcp.cancel_grace_ms` (100 ms here) to
+    // end, and forgets its leg as it does.
+    tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
+    let late = json!({"jsonrpc": "2.0", "id": leg["id"],
+        "result": {"action": "accept", "content": {"name": "late"}}});
+    let stray = conn
+        .post(&path(CONFORMANCE), &session_headers(&session), &late)
+        .await;
+    assert_eq!(stray.status, 400, "nobody waits for the answer any more");
+    let error = stray.json().await;
+    assert_eq!(error["error"]["code"], -32600, "{error}");
     conn.close().await;
     server.stop().await;
 }
