@@ -200,8 +200,11 @@ pub async fn start_with(
     if let Some(workers) = config.workers {
         server = server.workers(workers);
     }
+    // HTTP/1.1 and HTTP/2 cleartext with prior knowledge on the one listener: an h2c client
+    // multiplexes many held legacy shim streams over one connection, where HTTP/1.1 needs a
+    // connection (and its buffers) per open stream. The protocol is told from the first bytes.
     let server = server
-        .bind(&config.listen)
+        .bind_auto_h2c(&config.listen)
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = *server.addrs().first().context("no listening address")?;
     let server = server.run();

@@ -1,6 +1,7 @@
 //! Roundtrip's integration tests: one binary, a module per feature. Every test starts its own
-//! server on port 0 (see `support`), talks to it over HTTP with `awc`, and every message the
-//! server sends is checked against the committed MCP 2026-07-28 schema.
+//! server on port 0 (see `support`), talks to it over HTTP/1.1 with `awc` (over h2c with the
+//! `h2` crate, see `support::h2c_client`), and every message the server sends is checked
+//! against the committed MCP 2026-07-28 schema.
 
 mod support;
 
@@ -9,6 +10,7 @@ mod discovery;
 mod envelope;
 mod errors;
 mod gate;
+mod h2c;
 mod headers;
 mod health;
 mod legacy;

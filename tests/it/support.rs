@@ -11,6 +11,7 @@
 //! - `lab`, `lab2`: anonymous, the test catalog of [`lab`];
 //! - `empty`: anonymous, an empty catalog.
 
+pub(crate) mod h2c_client;
 pub(crate) mod lab;
 pub(crate) mod legacy_client;
 pub(crate) mod schema;
@@ -292,7 +293,7 @@ fn add_tenant(registry: &TenantRegistry, slug: &str, auth: AuthMode, catalog: Ca
 }
 
 /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` as a correct client derives them.
-fn mcp_headers(sent: Option<&Value>) -> Vec<(String, String)> {
+pub(crate) fn mcp_headers(sent: Option<&Value>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let Some(Value::Object(body)) = sent else {
         return out;

@@ -1,5 +1,5 @@
-//! DNS-rebinding protection: requests whose `Host` or `Origin` is not on the allow-list are
-//! refused (403) before anything else happens. The default allows only loopback names, which
+//! DNS-rebinding protection: requests whose `Host` (over HTTP/2, `:authority`) or `Origin`
+//! is not on the allow-list are refused (403) before anything else happens. The default allows only loopback names, which
 //! is right for a server bound to localhost; a deployment behind a load balancer lists its
 //! public host names, or `*` when the proxy already enforces them.
 
@@ -39,12 +39,7 @@ impl HostGuard {
 
     /// Why the request is refused, if it is.
     pub fn check(&self, req: &HttpRequest) -> Result<(), &'static str> {
-        let host = req
-            .headers()
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or_default();
-        if !self.host_allowed(strip_port(host)) {
+        if !self.host_allowed(requested_host(req)) {
             return Err("Host not allowed");
         }
         let Some(origin) = req.headers().get(header::ORIGIN) else {
@@ -67,6 +62,22 @@ impl HostGuard {
         }
         Ok(())
     }
+}
+
+/// The host name the client asked for, without its port; empty when it named none.
+///
+/// HTTP/1.1 names it in `Host`. HTTP/2 carries it in the `:authority` pseudo-header instead,
+/// which actix puts in the request URI, so a request over h2c (which need not send `Host`)
+/// is judged by its URI's authority. A `Host` that is present wins, even when unreadable
+/// (then nothing is allowed), so a request cannot pick whichever of the two suits it.
+fn requested_host(req: &HttpRequest) -> &str {
+    if let Some(host) = req.headers().get(header::HOST) {
+        return strip_port(host.to_str().unwrap_or_default());
+    }
+    req.uri()
+        .authority()
+        .map(|authority| authority.host())
+        .unwrap_or_default()
 }
 
 /// `example.com:8080` → `example.com`; `[::1]:8080` → `[::1]`.
@@ -104,6 +115,39 @@ mod tests {
             .insert_header(("host", "localhost:8080"))
             .insert_header(("origin", "http://evil.example.com"))
             .to_http_request();
+        assert!(HostGuard::localhost().check(&req).is_err());
+    }
+
+    #[test]
+    fn without_a_host_header_a_loopback_uri_authority_is_allowed() {
+        // What an HTTP/2 request looks like: `:authority` in the URI, no `Host`.
+        let req = TestRequest::default()
+            .uri("http://127.0.0.1:8080/t/demo/mcp")
+            .to_http_request();
+        assert!(req.headers().get(header::HOST).is_none());
+        assert!(HostGuard::localhost().check(&req).is_ok());
+    }
+
+    #[test]
+    fn without_a_host_header_a_foreign_uri_authority_is_refused() {
+        let req = TestRequest::default()
+            .uri("http://evil.example/t/demo/mcp")
+            .to_http_request();
+        assert_eq!(HostGuard::localhost().check(&req), Err("Host not allowed"));
+    }
+
+    #[test]
+    fn a_present_host_header_is_judged_before_the_uri_authority() {
+        let req = TestRequest::default()
+            .uri("http://localhost:8080/t/demo/mcp")
+            .insert_header(("host", "evil.example"))
+            .to_http_request();
+        assert!(HostGuard::localhost().check(&req).is_err());
+    }
+
+    #[test]
+    fn a_request_naming_no_host_at_all_is_refused() {
+        let req = TestRequest::default().uri("/t/demo/mcp").to_http_request();
         assert!(HostGuard::localhost().check(&req).is_err());
     }
 
