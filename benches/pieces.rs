@@ -20,9 +20,9 @@ const ECHO_BODY: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","para
 fn envelope(c: &mut Criterion) {
     let catalog = roundtrip::catalogs::build(&["examples".into()]).expect("examples catalog");
     let headers = HttpHeaders {
-        protocol_version: Some("2026-07-28".into()),
-        method: Some("tools/call".into()),
-        name: Some("echo".into()),
+        protocol_version: Some("2026-07-28"),
+        method: Some("tools/call"),
+        name: Some("echo"),
         params: Vec::new(),
     };
     c.bench_function("envelope/parse_and_check", |b| {

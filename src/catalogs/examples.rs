@@ -47,9 +47,9 @@ pub fn catalog() -> Catalog {
 /// The form `greet` asks with, built once and cloned per round 1 (cloning a built map skips
 /// the key-by-key inserts of `json!`).
 fn name_schema() -> Value {
-    static SCHEMA: LazyLock<Value> = LazyLock::new(|| {
-        json!({"type": "object", "properties": {"name": {"type": "string", "title": "Your name"}}, "required": ["name"]})
-    });
+    static SCHEMA: LazyLock<Value> = LazyLock::new(
+        || json!({"type": "object", "properties": {"name": {"type": "string", "title": "Your name"}}, "required": ["name"]}),
+    );
     SCHEMA.clone()
 }
 

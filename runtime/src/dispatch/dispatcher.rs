@@ -43,11 +43,13 @@ pub struct Scope {
     pub client_capabilities: ClientCapabilities,
 }
 
-impl From<&Envelope> for Scope {
-    fn from(e: &Envelope) -> Self {
+/// Taken by value: the envelope is done with once the call is built, and its capabilities
+/// move into the scope instead of being copied.
+impl From<Envelope> for Scope {
+    fn from(e: Envelope) -> Self {
         Scope {
             era: e.version.era(),
-            client_capabilities: e.meta.client_capabilities.clone(),
+            client_capabilities: e.meta.client_capabilities,
         }
     }
 }

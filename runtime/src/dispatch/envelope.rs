@@ -24,21 +24,22 @@ const REMOVED_METHODS: &[&str] = &[
     "tasks/list",
 ];
 
-/// The MCP headers of an HTTP request (absent on stdio).
+/// The MCP headers of an HTTP request (absent on stdio), borrowed from the request: they
+/// are only compared with the body, never kept.
 #[derive(Debug, Clone, Default)]
-pub struct HttpHeaders {
-    pub protocol_version: Option<String>,
-    pub method: Option<String>,
-    pub name: Option<String>,
+pub struct HttpHeaders<'a> {
+    pub protocol_version: Option<&'a str>,
+    pub method: Option<&'a str>,
+    pub name: Option<&'a str>,
     /// `Mcp-Param-{Name}` headers: `{Name}` lower-cased, and the raw value.
-    pub params: Vec<(String, String)>,
+    pub params: Vec<(&'a str, &'a str)>,
 }
 
 /// What the HTTP checks need: the headers, and the catalog whose tools say which arguments
 /// are mirrored into `Mcp-Param-*` headers.
 #[derive(Debug, Clone, Copy)]
 pub struct HttpCheck<'a> {
-    pub headers: &'a HttpHeaders,
+    pub headers: &'a HttpHeaders<'a>,
     pub catalog: &'a Catalog,
 }
 
@@ -108,7 +109,7 @@ fn check_tool_param_headers(request: &Request, http: HttpCheck<'_>) -> Result<()
 }
 
 fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Result<(), McpError> {
-    match h.protocol_version.as_deref().map(str::trim) {
+    match h.protocol_version.map(str::trim) {
         None => {
             return Err(McpError::header_mismatch(
                 "Missing MCP-Protocol-Version header",
@@ -122,7 +123,7 @@ fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Resu
         }
         Some(_) => {}
     }
-    match h.method.as_deref().map(str::trim) {
+    match h.method.map(str::trim) {
         None => return Err(McpError::header_mismatch("Missing Mcp-Method header")),
         Some(m) if m != request.method => {
             return Err(McpError::header_mismatch(format!(
@@ -133,7 +134,7 @@ fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Resu
         Some(_) => {}
     }
     if let Some(body_name) = name_in_body(&request.method, request.params.as_ref()) {
-        let Some(raw) = h.name.as_deref() else {
+        let Some(raw) = h.name else {
             return Err(McpError::header_mismatch(format!(
                 "Missing Mcp-Name header for {}",
                 request.method
@@ -181,7 +182,7 @@ pub fn check_param_headers(
             .params
             .iter()
             .filter(|(name, _)| name.eq_ignore_ascii_case(&p.header));
-        let header = matching.next().map(|(_, v)| v.as_str());
+        let header = matching.next().map(|(_, v)| *v);
         if matching.next().is_some() {
             return Err(McpError::header_mismatch(format!(
                 "Duplicate Mcp-Param-{} header",
@@ -266,11 +267,11 @@ mod tests {
         )
     }
 
-    fn headers(version: &str, method: &str, name: Option<&str>) -> HttpHeaders {
+    fn headers<'a>(version: &'a str, method: &'a str, name: Option<&'a str>) -> HttpHeaders<'a> {
         HttpHeaders {
-            protocol_version: Some(version.into()),
-            method: Some(method.into()),
-            name: name.map(Into::into),
+            protocol_version: Some(version),
+            method: Some(method),
+            name,
             params: vec![],
         }
     }
@@ -333,7 +334,7 @@ mod tests {
         }];
         let args = json!({"count": 42});
         let h = HttpHeaders {
-            params: vec![("count".into(), "042".into())],
+            params: vec![("count", "042")],
             ..Default::default()
         };
         assert!(check_param_headers(&p, args.as_object(), &h).is_ok());
@@ -347,7 +348,7 @@ mod tests {
             kind: HeaderKind::String,
         }];
         let h = HttpHeaders {
-            params: vec![("region".into(), "eu".into())],
+            params: vec![("region", "eu")],
             ..Default::default()
         };
         assert!(check_param_headers(&p, None, &h).is_err());

@@ -216,7 +216,7 @@ impl Server {
             tenant: self.stdio.tenant.clone(),
             catalog,
             principal: self.stdio.principal.clone(),
-            scope: Scope::from(&envelope),
+            scope: Scope::from(envelope),
             request,
             notifier,
             cancel: cancel.clone(),

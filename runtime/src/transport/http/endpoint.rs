@@ -265,7 +265,7 @@ async fn dispatch(
         tenant: tenant.clone(),
         catalog,
         principal,
-        scope: Scope::from(&envelope),
+        scope: Scope::from(envelope),
         request,
         notifier,
         cancel,
@@ -348,13 +348,10 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
 
 /// The MCP headers of the request. A repeated MCP header is refused: intermediaries route on
 /// these headers, and two values would let them see one request and the server another.
-fn mcp_headers(req: &HttpRequest) -> Result<HttpHeaders, McpError> {
+fn mcp_headers(req: &HttpRequest) -> Result<HttpHeaders<'_>, McpError> {
     let single = |name: &str| {
         let mut values = req.headers().get_all(name);
-        let first = values
-            .next()
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let first = values.next().and_then(|v| v.to_str().ok());
         match values.next() {
             Some(_) => Err(McpError::header_mismatch(format!("Repeated {name} header"))),
             None => Ok(first),
@@ -365,7 +362,7 @@ fn mcp_headers(req: &HttpRequest) -> Result<HttpHeaders, McpError> {
         .iter()
         .filter_map(|(name, value)| {
             let suffix = name.as_str().strip_prefix("mcp-param-")?;
-            Some((suffix.to_owned(), value.to_str().ok()?.to_owned()))
+            Some((suffix, value.to_str().ok()?))
         })
         .collect();
     Ok(HttpHeaders {
