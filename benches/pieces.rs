@@ -1,5 +1,6 @@
 //! Criterion benches of the per-request pieces, each alone: envelope parse and validation,
-//! the capability gate, sealing and opening a state, the argument digest.
+//! the capability gate, sealing and opening a state, the argument digest, and the API-key
+//! lookup that authenticates every request of an API-key tenant.
 //!
 //! `cargo bench --bench pieces`. Figures and the machine: BENCHMARKS.md.
 
@@ -9,9 +10,12 @@ use std::time::SystemTime;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use roundtrip_runtime::dispatch::envelope::{self, HttpCheck, HttpHeaders};
 use roundtrip_runtime::dispatch::gate;
+use roundtrip_runtime::handler::{Catalog, Tenant};
 use roundtrip_runtime::protocol::input::{InputRequest, InputRequests};
 use roundtrip_runtime::protocol::{ClientCapabilities, Incoming};
 use roundtrip_runtime::sealing::{self, args_digest, Binding, KeyRing, SealPolicy, StateKey};
+use roundtrip_runtime::tenancy::Authenticator;
+use roundtrip_tenants::{ApiKey, AuthMode, Slug, TenantRegistry, TenantSpec};
 use serde_json::{json, Value};
 
 /// The body `roundtrip bench --mode call` sends.
@@ -145,5 +149,44 @@ fn digest(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, envelope, gate, seal_open, digest);
+/// The presented key is hashed once and compared, in constant time, with every key of the
+/// tenant: the cost grows with the tenant's key count, so one key and a hundred are measured.
+fn api_key_lookup(c: &mut Criterion) {
+    let mut group = c.benchmark_group("api_key_lookup");
+    for keys in [1usize, 100] {
+        let registry = TenantRegistry::new();
+        let spec = TenantSpec {
+            slug: Slug::parse("acme").expect("a valid slug"),
+            name: "Acme".into(),
+            auth: AuthMode::ApiKey,
+            catalogs: Vec::new(),
+        };
+        registry
+            .insert(spec, Tenant::new("acme", Catalog::builder().build()))
+            .expect("a new tenant");
+        let issued: Vec<ApiKey> = (0..keys)
+            .map(|i| ApiKey::generate(format!("k{i}")))
+            .collect();
+        for key in &issued {
+            registry.add_key("acme", key.record());
+        }
+        let tenant = Tenant::new("acme", Catalog::builder().build());
+        // The last key issued: with a linear scan, the worst place for it to be.
+        let presented = issued.last().expect("at least one key").secret.clone();
+        group.bench_with_input(
+            BenchmarkId::new("keys", keys),
+            &presented,
+            |b, presented| {
+                b.iter(|| {
+                    registry
+                        .authenticate(black_box(&tenant), Some(black_box(presented)))
+                        .expect("the key authenticates")
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, envelope, gate, seal_open, digest, api_key_lookup);
 criterion_main!(benches);

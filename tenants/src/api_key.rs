@@ -74,6 +74,11 @@ impl ApiKeyRecord {
     pub fn matches(&self, presented: &PresentedKey) -> bool {
         self.hash.ct_eq(&presented.0).into()
     }
+
+    /// The SHA-256 of the secret: what a registry indexes its keys by.
+    pub fn digest(&self) -> &[u8; 32] {
+        &self.hash
+    }
 }
 
 /// A presented secret, hashed once: what the records are compared against.
@@ -82,6 +87,11 @@ pub struct PresentedKey([u8; 32]);
 impl PresentedKey {
     pub fn new(secret: &str) -> Self {
         Self(hash(secret))
+    }
+
+    /// The SHA-256 of the presented secret, to look a stored record up by.
+    pub fn digest(&self) -> &[u8; 32] {
+        &self.0
     }
 }
 

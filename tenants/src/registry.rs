@@ -1,6 +1,10 @@
 //! The in-memory tenant registry: resolves slugs to runtime tenants and authenticates their
-//! callers. Lookups are a hash-map read under a read lock; a presented key is hashed once
-//! and compared, in constant time, with every key of the tenant.
+//! callers. Lookups are a hash-map read under a read lock. A presented key is hashed once and
+//! looked up by that SHA-256 among the tenant's keys, so authentication costs the same for a
+//! tenant with a hundred keys as with one (a linear scan cost 4.3 µs at 100 keys,
+//! BENCHMARKS.md). The map compares digests, not secrets: a caller cannot steer the digest
+//! of what it presents toward a stored one, so how long the lookup takes tells it nothing
+//! about a stored key; the record found is still confirmed in constant time.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -14,8 +18,8 @@ use crate::model::{AuthMode, TenantSpec};
 struct Entry {
     spec: TenantSpec,
     tenant: Arc<Tenant>,
-    /// Each key with the principal it authenticates, built once.
-    keys: Vec<(ApiKeyRecord, Principal)>,
+    /// Each key with the principal it authenticates, built once, by the key's digest.
+    keys: HashMap<[u8; 32], (ApiKeyRecord, Principal)>,
 }
 
 #[derive(Default)]
@@ -48,7 +52,7 @@ impl TenantRegistry {
             Entry {
                 spec,
                 tenant: Arc::new(tenant),
-                keys: Vec::new(),
+                keys: HashMap::new(),
             },
         );
         Ok(())
@@ -59,7 +63,7 @@ impl TenantRegistry {
         match self.write().get_mut(slug) {
             Some(entry) => {
                 let principal = Principal::new(format!("key:{}", key.id));
-                entry.keys.push((key, principal));
+                entry.keys.insert(*key.digest(), (key, principal));
                 true
             }
             None => false,
@@ -95,15 +99,12 @@ impl Authenticator for TenantRegistry {
             AuthMode::Anonymous => Ok(Principal::anonymous()),
             AuthMode::ApiKey => {
                 let presented = PresentedKey::new(bearer.ok_or(AuthError::Missing)?);
-                // Every key is checked, so the time taken does not tell which one matched.
-                let matched = entry.keys.iter().fold(None, |found, (key, principal)| {
-                    if key.matches(&presented) {
-                        Some(principal)
-                    } else {
-                        found
-                    }
-                });
-                matched.cloned().ok_or(AuthError::Invalid)
+                entry
+                    .keys
+                    .get(presented.digest())
+                    .filter(|(key, _)| key.matches(&presented))
+                    .map(|(_, principal)| principal.clone())
+                    .ok_or(AuthError::Invalid)
             }
         }
     }
@@ -140,6 +141,24 @@ mod tests {
         assert_eq!(
             r.authenticate(&t, Some(&key.secret)).expect("ok").id(),
             "key:k1"
+        );
+    }
+
+    #[test]
+    fn each_of_many_keys_authenticates_as_its_own_principal() {
+        let (r, t) = registry(AuthMode::ApiKey);
+        let keys: Vec<ApiKey> = (0..50).map(|i| ApiKey::generate(format!("k{i}"))).collect();
+        for key in &keys {
+            r.add_key("t", key.record());
+        }
+        for (i, key) in keys.iter().enumerate() {
+            let principal = r.authenticate(&t, Some(&key.secret)).expect("its key");
+            assert_eq!(principal.id(), format!("key:k{i}"));
+        }
+        let stranger = ApiKey::generate("k0");
+        assert_eq!(
+            r.authenticate(&t, Some(&stranger.secret)),
+            Err(AuthError::Invalid)
         );
     }
 
