@@ -383,7 +383,8 @@ pub(crate) async fn dispatch(
         config.request_timeout
     };
     async move {
-        let work = AssertUnwindSafe(route(&call, &protection, &config)).catch_unwind();
+        let mut call = call;
+        let work = AssertUnwindSafe(route(&mut call, &protection, &config)).catch_unwind();
         let mut work = std::pin::pin!(tokio::time::timeout(timeout, work));
         let reply = tokio::select! {
             biased;
@@ -418,7 +419,9 @@ pub(crate) async fn dispatch(
     .await
 }
 
-async fn route(call: &Call, protection: &Protection, config: &RuntimeConfig) -> Reply {
+/// Takes the call mutably so an input-required method can move its answers out of the
+/// request instead of copying them.
+async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig) -> Reply {
     let method = call.request.method.as_str();
     let legacy = call.scope.era == Era::Legacy;
     let result = match method {
@@ -438,17 +441,24 @@ async fn route(call: &Call, protection: &Protection, config: &RuntimeConfig) -> 
         "subscriptions/listen" => {
             return methods::listen(call).map_or_else(Reply::Error, Reply::Listen)
         }
-        m if stamp::may_require_input(m) => mrtr::run(call, protection, config.max_rounds)
-            .await
-            .map(|produced| match produced {
-                Produced::Complete(mut r) => {
-                    if method == "resources/read" {
-                        methods::read_cache_hints(&mut r);
+        m if stamp::may_require_input(m) => {
+            let answers = call
+                .request
+                .params
+                .as_mut()
+                .and_then(|p| p.remove("inputResponses"));
+            mrtr::run(call, answers, protection, config.max_rounds)
+                .await
+                .map(|produced| match produced {
+                    Produced::Complete(mut r) => {
+                        if method == "resources/read" {
+                            methods::read_cache_hints(&mut r);
+                        }
+                        r
                     }
-                    r
-                }
-                Produced::InputRequired(r) => r,
-            }),
+                    Produced::InputRequired(r) => r,
+                })
+        }
         other => custom(call, other).await,
     };
     match result.and_then(|mut r| {

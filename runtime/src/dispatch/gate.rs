@@ -15,8 +15,8 @@ pub fn missing_capabilities(
 ) -> Option<Value> {
     let mut missing = Map::new();
     for request in requests.values() {
-        if let Value::Object(required) = request.required_capabilities() {
-            merge(&mut missing, missing_from(&required, declared.as_map()));
+        if let Value::Object(required) = &*request.required_capabilities() {
+            merge(&mut missing, missing_from(required, declared.as_map()));
         }
     }
     (!missing.is_empty()).then_some(Value::Object(missing))

@@ -25,8 +25,11 @@ pub(crate) enum Produced {
 }
 
 /// Runs one round of an input-required-capable method.
+/// `input_responses` is the request's `params.inputResponses`, which the caller moved out of
+/// the request (only the handler reads the answers, so they are not copied).
 pub(crate) async fn run(
     call: &Call,
+    input_responses: Option<Value>,
     protection: &Protection,
     max_rounds: u32,
 ) -> Result<Produced, McpError> {
@@ -35,7 +38,7 @@ pub(crate) async fn run(
     let method = call.request.method.as_str();
     let (target, arguments) = target_and_arguments(method, params)?;
     tracing::Span::current().record("target", target.as_str());
-    let input_responses = parse_input_responses(params.get("inputResponses"))?;
+    let input_responses = parse_input_responses(input_responses)?;
 
     // The argument digest is needed only to open or seal a state: computed then, and once.
     let digest = OnceCell::new();

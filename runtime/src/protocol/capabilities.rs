@@ -3,14 +3,18 @@
 //! Kept as the raw JSON object: the spec lets capability objects carry anything, and the gate
 //! only asks "is this key present". A key counts as declared whatever its value (`{}` counts).
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
+/// Shared, not copied: the scope, the handler's context and the gate all read the one
+/// declaration a request made.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ClientCapabilities(Map<String, Value>);
+pub struct ClientCapabilities(Arc<Map<String, Value>>);
 
 impl ClientCapabilities {
     pub fn new(map: Map<String, Value>) -> Self {
-        Self(map)
+        Self(Arc::new(map))
     }
 
     pub fn as_map(&self) -> &Map<String, Value> {

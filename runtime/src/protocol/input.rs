@@ -6,7 +6,9 @@
 //! are the only way to make one. Answers carry no method, so they stay raw JSON objects with
 //! typed views; a view that does not fit yields `None`, and a handler then asks again.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -101,13 +103,17 @@ impl InputRequest {
     /// The client capabilities this request needs, as a `ClientCapabilities`-shaped object:
     /// form or URL elicitation; sampling, plus `sampling.tools` for `tools`/`toolChoice` and
     /// `sampling.context` for `includeContext` other than `"none"`; roots.
-    pub fn required_capabilities(&self) -> Value {
+    pub fn required_capabilities(&self) -> Cow<'static, Value> {
+        // Every round of an input-required flow asks this; the fixed answers are built once.
+        static FORM: LazyLock<Value> = LazyLock::new(|| json!({"elicitation": {"form": {}}}));
+        static URL: LazyLock<Value> = LazyLock::new(|| json!({"elicitation": {"url": {}}}));
+        static ROOTS: LazyLock<Value> = LazyLock::new(|| json!({"roots": {}}));
         let param = |k: &str| self.params.as_ref().and_then(|p| p.get(k));
         match self.method {
             "elicitation/create" if param("mode").and_then(Value::as_str) == Some("url") => {
-                json!({"elicitation": {"url": {}}})
+                Cow::Borrowed(&URL)
             }
-            "elicitation/create" => json!({"elicitation": {"form": {}}}),
+            "elicitation/create" => Cow::Borrowed(&FORM),
             "sampling/createMessage" => {
                 let mut sampling = Map::new();
                 if param("tools").is_some() || param("toolChoice").is_some() {
@@ -119,9 +125,9 @@ impl InputRequest {
                 {
                     sampling.insert("context".into(), json!({}));
                 }
-                json!({ "sampling": sampling })
+                Cow::Owned(json!({ "sampling": sampling }))
             }
-            _ => json!({"roots": {}}),
+            _ => Cow::Borrowed(&ROOTS),
         }
     }
 }
@@ -273,17 +279,17 @@ pub type InputResponses = BTreeMap<String, InputResponse>;
 
 /// Reads `params.inputResponses`: absent means no answers; anything but an object of objects
 /// is an error (the spec asks servers to validate; answering a malformed one as "complete"
-/// would act on garbage).
-pub fn parse_input_responses(value: Option<&Value>) -> Result<InputResponses, McpError> {
+/// would act on garbage). Takes the value, so the answers move to the handler uncopied.
+pub fn parse_input_responses(value: Option<Value>) -> Result<InputResponses, McpError> {
     let Some(value) = value else {
         return Ok(InputResponses::new());
     };
     let Value::Object(map) = value else {
         return Err(McpError::invalid_params("inputResponses must be an object"));
     };
-    map.iter()
+    map.into_iter()
         .map(|(key, answer)| match answer {
-            Value::Object(o) => Ok((key.clone(), InputResponse::new(o.clone()))),
+            Value::Object(o) => Ok((key, InputResponse::new(o))),
             _ => Err(McpError::invalid_params(format!(
                 "inputResponses[\"{key}\"] must be an object"
             ))),
@@ -309,12 +315,12 @@ mod tests {
 
     #[test]
     fn null_input_responses_are_rejected() {
-        assert!(parse_input_responses(Some(&Value::Null)).is_err());
+        assert!(parse_input_responses(Some(Value::Null)).is_err());
     }
 
     #[test]
     fn a_non_object_answer_is_rejected() {
-        assert!(parse_input_responses(Some(&json!({"user_name": 12345}))).is_err());
+        assert!(parse_input_responses(Some(json!({"user_name": 12345}))).is_err());
     }
 
     #[test]
@@ -334,7 +340,7 @@ mod tests {
         let tool = json!({"name": "t", "inputSchema": {"type": "object"}});
         let r = InputRequest::sample(Sampling::new(5).user_text("hi").tools(vec![tool]));
         assert_eq!(
-            r.required_capabilities(),
+            *r.required_capabilities(),
             json!({"sampling": {"tools": {}}})
         );
     }
@@ -347,18 +353,18 @@ mod tests {
                 .include_context("thisServer"),
         );
         assert_eq!(
-            r.required_capabilities(),
+            *r.required_capabilities(),
             json!({"sampling": {"context": {}}})
         );
         let none = InputRequest::sample(Sampling::new(5).user_text("hi").include_context("none"));
-        assert_eq!(none.required_capabilities(), json!({"sampling": {}}));
+        assert_eq!(*none.required_capabilities(), json!({"sampling": {}}));
     }
 
     #[test]
     fn elicitation_without_mode_is_form() {
         let r = InputRequest::elicitation(json!({"message": "m", "requestedSchema": {}}));
         assert_eq!(
-            r.required_capabilities(),
+            *r.required_capabilities(),
             json!({"elicitation": {"form": {}}})
         );
     }

@@ -2,9 +2,11 @@
 //!
 //! Classification is done by hand rather than by a serde enum so that every malformed shape
 //! maps to the right code (-32600 for a non-request, -32602 is left to the method) and so the
-//! request id, when there is one, is recovered for the error response.
+//! request id, when there is one, is recovered for the error response. Only invalid JSON is
+//! -32700: any well-formed body, whatever its shape, is read to the end and then classified.
 
-use serde::{Deserialize, Serialize};
+use serde::de::{self, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use super::error::McpError;
@@ -77,27 +79,23 @@ pub struct Malformed {
 
 impl Incoming {
     /// Parses one message body. Batches (arrays) are rejected: MCP does not allow them.
+    ///
+    /// The top-level object is read member by member into [`Members`] rather than into a map
+    /// first: every request pays for this parse, and the map was built only to be taken apart.
     pub fn parse(body: &[u8]) -> Result<Incoming, Malformed> {
-        let value: Value = serde_json::from_slice(body).map_err(|e| Malformed {
+        let body: Body = serde_json::from_slice(body).map_err(|e| Malformed {
             id: None,
             error: McpError::parse_error(e),
         })?;
-        Self::classify(value)
+        match body {
+            Body::Object(members) => Self::classify(members),
+            Body::Array => Err(not_a_message("Batch requests are not supported")),
+            Body::Other => Err(not_a_message("A JSON-RPC message must be an object")),
+        }
     }
 
-    pub fn classify(value: Value) -> Result<Incoming, Malformed> {
-        let Value::Object(mut obj) = value else {
-            let what = if value.is_array() {
-                "Batch requests are not supported"
-            } else {
-                "A JSON-RPC message must be an object"
-            };
-            return Err(Malformed {
-                id: None,
-                error: McpError::invalid_request(what),
-            });
-        };
-        let id = match obj.remove("id") {
+    fn classify(members: Members) -> Result<Incoming, Malformed> {
+        let id = match members.id {
             None => None,
             Some(v) => Some(parse_id(v).map_err(|error| Malformed { id: None, error })?),
         };
@@ -105,12 +103,12 @@ impl Incoming {
             id: id.clone(),
             error: McpError::invalid_request(msg),
         };
-        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        if members.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
             return Err(bad(&id, "jsonrpc must be \"2.0\""));
         }
-        match obj.remove("method") {
+        match members.method {
             Some(Value::String(method)) => {
-                let params = match obj.remove("params") {
+                let params = match members.params {
                     None => None,
                     Some(Value::Object(p)) => Some(p),
                     Some(_) => return Err(bad(&id, "params must be an object")),
@@ -125,7 +123,7 @@ impl Incoming {
                 let Some(id) = id else {
                     return Err(bad(&None, "A message needs a method or an id"));
                 };
-                let outcome = match (obj.remove("result"), obj.remove("error")) {
+                let outcome = match (members.result, members.error) {
                     (Some(result), None) => Ok(result),
                     (None, Some(error @ Value::Object(_))) => Err(error),
                     _ => {
@@ -138,6 +136,112 @@ impl Incoming {
                 Ok(Incoming::Response(Response { id, outcome }))
             }
         }
+    }
+}
+
+fn not_a_message(why: &'static str) -> Malformed {
+    Malformed {
+        id: None,
+        error: McpError::invalid_request(why),
+    }
+}
+
+/// A body's top-level JSON value, as far as classification needs it.
+enum Body {
+    Object(Members),
+    Array,
+    Other,
+}
+
+/// The members of a message object that classification reads. A member given twice keeps
+/// its last value, as a map would.
+#[derive(Default)]
+struct Members {
+    id: Option<Value>,
+    jsonrpc: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+    result: Option<Value>,
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Member {
+    Id,
+    Jsonrpc,
+    Method,
+    Params,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Body {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(BodyVisitor)
+    }
+}
+
+struct BodyVisitor;
+
+impl<'de> Visitor<'de> for BodyVisitor {
+    type Value = Body;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC message")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
+        let mut m = Members::default();
+        while let Some(member) = map.next_key::<Member>()? {
+            let slot = match member {
+                Member::Id => &mut m.id,
+                Member::Jsonrpc => &mut m.jsonrpc,
+                Member::Method => &mut m.method,
+                Member::Params => &mut m.params,
+                Member::Result => &mut m.result,
+                Member::Error => &mut m.error,
+                // Parsed, not skipped: serde_json skips without its nesting limit, and a
+                // body nested past that limit is a parse error wherever the nesting is.
+                Member::Other => {
+                    map.next_value::<Value>()?;
+                    continue;
+                }
+            };
+            *slot = Some(map.next_value()?);
+        }
+        Ok(Body::Object(m))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Body, A::Error> {
+        while seq.next_element::<Value>()?.is_some() {}
+        Ok(Body::Array)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Body, E> {
+        Ok(Body::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Body, E> {
+        Ok(Body::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Body, E> {
+        Ok(Body::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Body, E> {
+        Ok(Body::Other)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Body, E> {
+        Ok(Body::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Body, E> {
+        Ok(Body::Other)
     }
 }
 
@@ -258,6 +362,63 @@ mod tests {
             m,
             Incoming::Response(Response { outcome: Ok(_), .. })
         ));
+    }
+
+    #[test]
+    fn a_body_that_is_not_an_object_or_array_is_an_invalid_request() {
+        for body in ["1", "\"x\"", "true", "null", "1.5"] {
+            let m = err(body);
+            assert_eq!(m.error.code.code(), -32600, "{body}");
+            assert_eq!(m.id, None);
+        }
+    }
+
+    #[test]
+    fn a_member_given_twice_keeps_its_last_value() {
+        let m = Incoming::parse(br#"{"jsonrpc":"2.0","id":1,"method":"a","method":"b","id":2}"#)
+            .expect("valid");
+        let Incoming::Request(r) = m else {
+            panic!("a request")
+        };
+        assert_eq!(
+            (r.id, r.method.as_str()),
+            (RequestId::Number(2.into()), "b")
+        );
+    }
+
+    #[test]
+    fn unknown_members_are_ignored() {
+        let m = Incoming::parse(
+            br#"{"x":{"y":[1,{"z":null}]},"jsonrpc":"2.0","id":"a","method":"m","params":{"k":1}}"#,
+        )
+        .expect("valid");
+        let Incoming::Request(r) = m else {
+            panic!("a request")
+        };
+        assert_eq!(r.params.and_then(|p| p.get("k").cloned()), Some(1.into()));
+    }
+
+    #[test]
+    fn a_null_id_is_an_invalid_request() {
+        assert_eq!(
+            err(r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#)
+                .error
+                .code
+                .code(),
+            -32600
+        );
+    }
+
+    #[test]
+    fn nesting_past_the_parsers_limit_is_a_parse_error_even_in_an_unknown_member_or_a_batch() {
+        let deep = format!(
+            r#"{{"x":{}{},"jsonrpc":"2.0","id":1,"method":"m"}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_eq!(err(&deep).error.code.code(), -32700);
+        let batch = format!("[{}{}]", "[".repeat(200), "]".repeat(200));
+        assert_eq!(err(&batch).error.code.code(), -32700);
     }
 
     #[test]
