@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# User-space instructions per request, counted by valgrind's callgrind, for the raw actix-web
+# ceiling, Roundtrip's echo tools/call and Roundtrip's sealed two-round MRTR flow.
+#
+# Why beside bench/peers.sh: wall-clock ratios on a shared two-core VM move by ±15% from
+# round to round, while an instruction count is the same for the same binary and inputs
+# whatever else the machine does. It leaves out the kernel (loopback TCP, a third or more
+# of every target's CPU, the same for all of them), so its ratios are stricter than the
+# CPU ratios; and it overstates two things native runs do cheaply: `rep stosb` memsets (each
+# byte counts; actix-http clears a 3 KiB header array on every parse attempt, printed apart)
+# and SHA-256 (valgrind has no SHA-NI, so sha2 runs its portable code).
+#
+# Each server runs under callgrind with instrumentation off; the driver warms it up, the
+# count is switched on (`callgrind_control -i on`) for a measured window, and the total is
+# divided by the requests the driver completed in that window.
+#
+# usage: bench/instructions.sh           (builds Roundtrip and the actix-raw peer as peers.sh does)
+# env:   SCRATCH (/tmp/roundtrip-peers)  DURATION (5s)  CONNS (4)
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+SCRATCH=${SCRATCH:-/tmp/roundtrip-peers}
+DURATION=${DURATION:-5s}
+CONNS=${CONNS:-4}
+KEY=bench-key
+log() { printf '%s\n' "$*" >&2; }
+for tool in valgrind callgrind_control callgrind_annotate jq; do
+  command -v "$tool" >/dev/null || { log "$tool is required"; exit 1; }
+done
+
+log "== building roundtrip and actix-raw (release)"
+(cd "$ROOT" && cargo build --release -q --bin roundtrip)
+RT_BIN=${CARGO_TARGET_DIR:-$ROOT/target}/release/roundtrip
+mkdir -p "$SCRATCH/actix-raw"
+cp -R "$HERE/peers/actix-raw/." "$SCRATCH/actix-raw/"
+(cd "$SCRATCH/actix-raw" && CARGO_TARGET_DIR="$SCRATCH/target" cargo build --release -q)
+ACTIX_BIN=$SCRATCH/target/release/peer-actix-raw
+OUT=$(mktemp -d)
+
+# count NAME PORT PATH MODE ARGV...: prints "NAME total memset requests"
+count() {
+  local name=$1 port=$2 path=$3 mode=$4 vp url _ total memset requests
+  shift 4
+  url=http://127.0.0.1:$port$path
+  ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_LOG=warn valgrind --tool=callgrind --instr-atstart=no \
+    --callgrind-out-file="$OUT/$name.cg" "$@" > "$OUT/$name.log" 2>&1 &
+  vp=$!
+  for _ in $(seq 120); do
+    "$RT_BIN" bench --url "$url" --key $KEY --mode "$mode" -c 1 --duration 100ms --warmup 0s \
+      > /dev/null 2>&1 && break
+    sleep 0.5
+  done
+  "$RT_BIN" bench --url "$url" --key $KEY --mode "$mode" -c "$CONNS" --duration 2s --warmup 1s > /dev/null
+  callgrind_control -i on "$vp" > /dev/null
+  "$RT_BIN" bench --url "$url" --key $KEY --mode "$mode" -c "$CONNS" --duration "$DURATION" \
+    --warmup 0s --out "$OUT/$name.json" > /dev/null
+  callgrind_control -i off "$vp" > /dev/null
+  kill -INT "$vp"; wait "$vp" 2>/dev/null || true
+  total=$(callgrind_annotate "$OUT/$name.cg" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  memset=$(callgrind_annotate "$OUT/$name.cg" 2>/dev/null | awk '/memset/ && !seen {gsub(",", "", $1); print $1; seen = 1}')
+  requests=$(jq .requests "$OUT/$name.json")
+  [[ $(jq .errors "$OUT/$name.json") == 0 ]] || { log "!! $name: responses failed their checks"; exit 1; }
+  echo "$name ${total:-0} ${memset:-0} $requests"
+}
+
+{
+  count actix-raw 3291 /mcp call "$ACTIX_BIN" 127.0.0.1:3291
+  count rt-echo 3292 /t/demo/mcp call "$RT_BIN" serve --listen 127.0.0.1:3292 --workers 1
+  count rt-mrtr 3293 /t/demo/mcp mrtr "$RT_BIN" serve --listen 127.0.0.1:3293 --workers 1
+} > "$OUT/counts.txt"
+
+awk '
+  { per[$1] = $2 / $4; mem[$1] = $3 / $4 }
+  END {
+    printf "%-10s %14s %14s %16s\n", "target", "instr/req", "memset/req", "without memset"
+    for (t in per) printf "%-10s %14.0f %14.0f %16.0f\n", t, per[t], mem[t], per[t] - mem[t]
+    printf "echo_vs_actix_raw = %.3f (without memset %.3f)\n", per["actix-raw"] / per["rt-echo"], \
+      (per["actix-raw"] - mem["actix-raw"]) / (per["rt-echo"] - mem["rt-echo"])
+    printf "mrtr_vs_echo_requests = %.3f (without memset %.3f)\n", per["rt-echo"] / per["rt-mrtr"], \
+      (per["rt-echo"] - mem["rt-echo"]) / (per["rt-mrtr"] - mem["rt-mrtr"])
+  }' "$OUT/counts.txt"
+log "(callgrind files and driver reports: $OUT)"
