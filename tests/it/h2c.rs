@@ -9,7 +9,7 @@
 use roundtrip::config::Config;
 use serde_json::{json, Value};
 
-use crate::support::h2c_client::{within, H2cConnection};
+use crate::support::h2c_client::{within, H2cConnection, H2cStream};
 use crate::support::legacy_client::{
     check_legacy, initialize_request, legacy_call, LEGACY_VERSION,
 };
@@ -83,6 +83,32 @@ async fn legacy_session(conn: &H2cConnection) -> String {
     session
 }
 
+/// A legacy call of the elicitation fixture, without the modern envelope: the call, its SSE
+/// stream (which stays open) and the shim's `elicitation/create` leg read off it.
+async fn open_flow(conn: &H2cConnection, session: &str) -> (Value, H2cStream, Value) {
+    let call = legacy_call(1, ELICITATION_TOOL, json!({}));
+    let mut flow = conn
+        .post(&path(CONFORMANCE), &session_headers(session), &call)
+        .await;
+    assert_eq!(flow.status, 200);
+    assert!(
+        flow.is_sse(),
+        "a call whose handler asks gets an SSE stream"
+    );
+    let leg = flow.next_event().await.expect("the shim's leg");
+    check_legacy(Some(&call), &leg);
+    assert_eq!(leg["method"], "elicitation/create", "{leg}");
+    (call, flow, leg)
+}
+
+/// Accepts the leg with `name`, POSTed on a new stream of the same connection.
+async fn answer_leg(conn: &H2cConnection, session: &str, leg: &Value, name: &str) -> H2cStream {
+    let answer = json!({"jsonrpc": "2.0", "id": leg["id"],
+        "result": {"action": "accept", "content": {"name": name}}});
+    conn.post(&path(CONFORMANCE), &session_headers(session), &answer)
+        .await
+}
+
 #[actix_web::test]
 async fn an_echo_call_over_h2c_is_answered_with_a_modern_result() {
     let server = Server::start().await;
@@ -106,28 +132,10 @@ async fn a_legacy_shim_flow_runs_on_streams_of_one_h2c_connection() {
     let server = server_with_conformance(|_| {}).await;
     let conn = H2cConnection::open(server.addr).await;
     let session = legacy_session(&conn).await;
-
-    // The call, without the modern envelope: the shim relays the fixture's elicitation as a
-    // server-to-client request on the call's own SSE stream, which stays open.
-    let call = legacy_call(1, ELICITATION_TOOL, json!({}));
-    let mut flow = conn
-        .post(&path(CONFORMANCE), &session_headers(&session), &call)
-        .await;
-    assert_eq!(flow.status, 200);
-    assert!(
-        flow.is_sse(),
-        "a call whose handler asks gets an SSE stream"
-    );
-    let leg = flow.next_event().await.expect("the shim's leg");
-    check_legacy(Some(&call), &leg);
-    assert_eq!(leg["method"], "elicitation/create", "{leg}");
+    let (call, mut flow, leg) = open_flow(&conn, &session).await;
 
     // The answer travels on another stream of the same connection.
-    let answer = json!({"jsonrpc": "2.0", "id": leg["id"],
-        "result": {"action": "accept", "content": {"name": "Ada"}}});
-    let accepted = conn
-        .post(&path(CONFORMANCE), &session_headers(&session), &answer)
-        .await;
+    let accepted = answer_leg(&conn, &session, &leg, "Ada").await;
     assert_eq!(accepted.status, 202, "the answer reaches the waiting flow");
     assert!(accepted.body().await.is_empty(), "a 202 has no body");
 
@@ -149,22 +157,14 @@ async fn resetting_a_flows_stream_over_h2c_forgets_its_pending_leg() {
     let server = server_with_conformance(|c| c.mcp.cancel_grace_ms = 100).await;
     let conn = H2cConnection::open(server.addr).await;
     let session = legacy_session(&conn).await;
-    let call = legacy_call(1, ELICITATION_TOOL, json!({}));
-    let mut flow = conn
-        .post(&path(CONFORMANCE), &session_headers(&session), &call)
-        .await;
-    let leg = flow.next_event().await.expect("the shim's leg");
+    let (_, flow, leg) = open_flow(&conn, &session).await;
     // Dropping the unfinished response resets its stream (RST_STREAM); the connection lives on.
     drop(flow);
     // The server notices at its next write on the stream (keep-alives every 100 ms in tests),
     // which cancels the flow; the flow's run then has `mcp.cancel_grace_ms` (100 ms here) to
     // end, and forgets its leg as it does.
     tokio::time::sleep(std::time::Duration::from_millis(1000)).await;
-    let late = json!({"jsonrpc": "2.0", "id": leg["id"],
-        "result": {"action": "accept", "content": {"name": "late"}}});
-    let stray = conn
-        .post(&path(CONFORMANCE), &session_headers(&session), &late)
-        .await;
+    let stray = answer_leg(&conn, &session, &leg, "late").await;
     assert_eq!(stray.status, 400, "nobody waits for the answer any more");
     let error = stray.json().await;
     assert_eq!(error["error"]["code"], -32600, "{error}");
