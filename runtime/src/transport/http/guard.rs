@@ -3,7 +3,7 @@
 //! is right for a server bound to localhost; a deployment behind a load balancer lists its
 //! public host names, or `*` when the proxy already enforces them.
 
-use actix_web::http::header;
+use actix_web::http::{header, Version};
 use actix_web::HttpRequest;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +39,7 @@ impl HostGuard {
 
     /// Why the request is refused, if it is.
     pub fn check(&self, req: &HttpRequest) -> Result<(), &'static str> {
-        if !self.host_allowed(requested_host(req)) {
+        if !self.hosts_allowed(req) {
             return Err("Host not allowed");
         }
         let Some(origin) = req.headers().get(header::ORIGIN) else {
@@ -64,20 +64,30 @@ impl HostGuard {
     }
 }
 
-/// The host name the client asked for, without its port; empty when it named none.
-///
-/// HTTP/1.1 names it in `Host`. HTTP/2 carries it in the `:authority` pseudo-header instead,
-/// which actix puts in the request URI, so a request over h2c (which need not send `Host`)
-/// is judged by its URI's authority. A `Host` that is present wins, even when unreadable
-/// (then nothing is allowed), so a request cannot pick whichever of the two suits it.
-fn requested_host(req: &HttpRequest) -> &str {
-    if let Some(host) = req.headers().get(header::HOST) {
-        return strip_port(host.to_str().unwrap_or_default());
+impl HostGuard {
+    /// Whether every host the request names is allowed, and it names one.
+    ///
+    /// A request can name its host twice: in `Host`, and in the request URI's authority,
+    /// where actix puts HTTP/2's `:authority` pseudo-header and HTTP/1.1's absolute-form
+    /// target. Where they differ the URI wins in HTTP (RFC 9112 §3.2.2, RFC 9113 §8.3.1) and
+    /// `Host` may win at a proxy, so both must be allowed: a request cannot pick whichever
+    /// suits it. An unreadable `Host` names the empty host, which is refused. Only HTTP/2 may
+    /// leave `Host` out (HTTP/1.1 must send it, RFC 9112 §3.2).
+    fn hosts_allowed(&self, req: &HttpRequest) -> bool {
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .map(|h| strip_port(h.to_str().unwrap_or_default()));
+        let authority = req.uri().authority().map(|a| a.host());
+        match (host, authority) {
+            (None, None) => false,
+            (None, Some(_)) if req.version() < Version::HTTP_2 => false,
+            _ => host
+                .into_iter()
+                .chain(authority)
+                .all(|h| self.host_allowed(h)),
+        }
     }
-    req.uri()
-        .authority()
-        .map(|authority| authority.host())
-        .unwrap_or_default()
 }
 
 /// `example.com:8080` → `example.com`; `[::1]:8080` → `[::1]`.
@@ -119,9 +129,10 @@ mod tests {
     }
 
     #[test]
-    fn without_a_host_header_a_loopback_uri_authority_is_allowed() {
+    fn an_http2_request_without_host_is_judged_by_its_authority() {
         // What an HTTP/2 request looks like: `:authority` in the URI, no `Host`.
         let req = TestRequest::default()
+            .version(Version::HTTP_2)
             .uri("http://127.0.0.1:8080/t/demo/mcp")
             .to_http_request();
         assert!(req.headers().get(header::HOST).is_none());
@@ -129,20 +140,42 @@ mod tests {
     }
 
     #[test]
-    fn without_a_host_header_a_foreign_uri_authority_is_refused() {
+    fn an_http2_request_with_a_foreign_authority_is_refused() {
         let req = TestRequest::default()
+            .version(Version::HTTP_2)
             .uri("http://evil.example/t/demo/mcp")
             .to_http_request();
         assert_eq!(HostGuard::localhost().check(&req), Err("Host not allowed"));
     }
 
     #[test]
-    fn a_present_host_header_is_judged_before_the_uri_authority() {
+    fn an_http1_request_without_host_is_refused_whatever_its_uri() {
+        let req = TestRequest::default()
+            .uri("http://localhost/t/demo/mcp")
+            .to_http_request();
+        assert!(req.headers().get(header::HOST).is_none());
+        assert_eq!(HostGuard::localhost().check(&req), Err("Host not allowed"));
+    }
+
+    #[test]
+    fn a_foreign_host_header_is_refused_beside_a_loopback_authority() {
         let req = TestRequest::default()
             .uri("http://localhost:8080/t/demo/mcp")
             .insert_header(("host", "evil.example"))
             .to_http_request();
         assert!(HostGuard::localhost().check(&req).is_err());
+    }
+
+    #[test]
+    fn a_foreign_authority_is_refused_beside_a_loopback_host_header() {
+        for version in [Version::HTTP_11, Version::HTTP_2] {
+            let req = TestRequest::default()
+                .version(version)
+                .uri("http://evil.example/t/demo/mcp")
+                .insert_header(("host", "localhost"))
+                .to_http_request();
+            assert!(HostGuard::localhost().check(&req).is_err(), "{version:?}");
+        }
     }
 
     #[test]
