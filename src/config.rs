@@ -120,6 +120,8 @@ pub struct LegacySettings {
     pub max_sessions: usize,
     /// Live legacy sessions one caller (API key, or all anonymous callers) holds per tenant.
     pub max_sessions_per_caller: usize,
+    /// Requests one legacy session runs at once (held shim flows among them).
+    pub max_requests_per_session: usize,
     /// A session with no request, flow or open stream for this long ends.
     pub idle_timeout_secs: u64,
     /// The same for a session never used after `initialize` (the shorter applies).
@@ -137,6 +139,7 @@ impl Default for LegacySettings {
         Self {
             max_sessions: runtime.max_sessions,
             max_sessions_per_caller: runtime.max_sessions_per_caller,
+            max_requests_per_session: runtime.max_requests_per_session,
             idle_timeout_secs: runtime.idle_timeout.as_secs(),
             unused_timeout_secs: runtime.unused_timeout.as_secs(),
             leg_timeout_secs: runtime.leg_timeout.as_secs(),
@@ -150,6 +153,7 @@ impl LegacySettings {
         LegacyConfig {
             max_sessions: self.max_sessions,
             max_sessions_per_caller: self.max_sessions_per_caller,
+            max_requests_per_session: self.max_requests_per_session,
             idle_timeout: Duration::from_secs(self.idle_timeout_secs),
             unused_timeout: Duration::from_secs(self.unused_timeout_secs),
             leg_timeout: Duration::from_secs(self.leg_timeout_secs),

@@ -967,6 +967,31 @@ async fn two_concurrent_flows_on_one_session_do_not_cross() {
 }
 
 #[actix_web::test]
+async fn a_session_runs_at_most_its_limit_of_requests_at_once() {
+    let server = Server::start_with(|c| c.legacy.max_requests_per_session = 2).await;
+    let session = server.legacy_session(LAB, all_caps()).await;
+    let mut a = open_sse(&session, &legacy_call("a", "ask_form", json!({}))).await;
+    let leg_a = a.next_request().await;
+    let mut b = open_sse(&session, &legacy_call("b", "ask_form", json!({}))).await;
+    b.next_request().await;
+
+    let refused = session.send(&legacy_call("c", "ask_form", json!({}))).await;
+    let error = error_of(&refused, -31429, 200);
+    assert!(
+        error["message"].as_str().is_some_and(|m| m.contains('2')),
+        "{error}"
+    );
+
+    // A finished flow frees its place.
+    assert_accepted(&session.answer(leg_id(&leg_a), accept_name("Ada")).await);
+    assert_eq!(a.response().await["id"], "a");
+    let mut c = open_sse(&session, &legacy_call("c", "ask_form", json!({}))).await;
+    c.next_request().await;
+    drop((b, c));
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn a_stray_and_a_duplicate_answer_are_400_and_leave_the_flow_alone() {
     let server = Server::start().await;
     let session = server.legacy_session(LAB, all_caps()).await;

@@ -40,6 +40,10 @@ pub struct LegacyConfig {
     /// Live sessions one caller (principal) holds on one tenant: one caller cannot take every
     /// slot. All anonymous callers of a tenant are one caller.
     pub max_sessions_per_caller: usize,
+    /// Requests one session runs at once, shim flows held open for an answer among them; one
+    /// more is refused (-31429). Over h2c, where actix sets no limit on streams per
+    /// connection, this and the session caps are what bound the flows a client can hold.
+    pub max_requests_per_session: usize,
     /// A session with no request, flow or open stream for this long is ended.
     pub idle_timeout: Duration,
     /// The same for a session the client never used after `initialize` (most likely
@@ -54,6 +58,7 @@ impl Default for LegacyConfig {
         Self {
             max_sessions: 10_000,
             max_sessions_per_caller: 1_000,
+            max_requests_per_session: 100,
             idle_timeout: Duration::from_secs(30 * 60),
             unused_timeout: Duration::from_secs(60),
             leg_timeout: Duration::from_secs(600),

@@ -27,7 +27,7 @@ use crate::dispatch::shim::NoRelay;
 use crate::dispatch::{dispatch, Call, Protection, Relay, Reply, Scope, Shim};
 use crate::handler::{ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
 use crate::protocol::{
-    ClientCapabilities, Era, LogLevel, McpError, Notification, Request, RequestId,
+    ClientCapabilities, Era, ErrorCode, LogLevel, McpError, Notification, Request, RequestId,
 };
 
 /// Messages one GET stream may have queued; beyond it, notifications for it are dropped.
@@ -280,6 +280,19 @@ impl Handler<Handle> for Session {
                 "Request id {} is already in use in this session",
                 request.id
             ));
+            return Box::pin(fut::ready(Reply::Error(error)));
+        }
+        let most = self.legacy.config().max_requests_per_session;
+        if self.flows.len() >= most {
+            tracing::warn!(
+                tenant = self.tenant.slug(),
+                most,
+                "legacy session request limit reached"
+            );
+            let error = McpError::new(
+                ErrorCode::TooManyRequests,
+                format!("This session already runs {most} requests, the most it may at once"),
+            );
             return Box::pin(fut::ready(Reply::Error(error)));
         }
         let notifier = notifier.map(|n| n.with_log_level(Some(self.log_level)));

@@ -39,6 +39,8 @@ pub enum ErrorCode {
     UnknownSession,
     /// Roundtrip: the process holds its maximum of legacy sessions (HTTP 503).
     TooManySessions,
+    /// Roundtrip: a legacy session already runs its maximum of requests at once (HTTP 429).
+    TooManyRequests,
 }
 
 impl ErrorCode {
@@ -59,6 +61,7 @@ impl ErrorCode {
             Self::RequestTimeout => -31008,
             Self::UnknownSession => -31005,
             Self::TooManySessions => -31503,
+            Self::TooManyRequests => -31429,
         }
     }
 
@@ -75,6 +78,7 @@ impl ErrorCode {
             | Self::UnsupportedProtocolVersion => 400,
             Self::MethodNotFound | Self::UnknownTenant | Self::UnknownSession => 404,
             Self::TooManySessions => 503,
+            Self::TooManyRequests => 429,
             Self::Unauthorized => 401,
             Self::Forbidden => 403,
             Self::PayloadTooLarge => 413,
