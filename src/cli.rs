@@ -25,7 +25,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve every tenant's MCP endpoint (POST /t/{tenant}/mcp) over HTTP.
+    /// Serve every tenant's MCP endpoint (POST /t/{tenant}/mcp) over HTTP/1.1, and HTTP/2
+    /// cleartext (prior knowledge) on the same port.
     Serve(ServeArgs),
     /// Serve one tenant over stdin/stdout, both eras
     ///

@@ -242,6 +242,11 @@ impl Server {
                 "ROUNDTRIP_LEGACY__MAX_SESSIONS_PER_CALLER",
                 capacity.to_string(),
             )
+            // Each session holds this many flows at once; said here, not left to the default.
+            .env(
+                "ROUNDTRIP_LEGACY__MAX_REQUESTS_PER_SESSION",
+                FLOWS_PER_SESSION.to_string(),
+            )
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()

@@ -361,7 +361,7 @@ async fn fetch_ring(
 
 /// Runs one request under its span, its timeout and its cancellation token.
 pub(crate) async fn dispatch(
-    call: Call,
+    mut call: Call,
     protection: Protection,
     config: Arc<RuntimeConfig>,
 ) -> Reply {
@@ -383,7 +383,6 @@ pub(crate) async fn dispatch(
         config.request_timeout
     };
     async move {
-        let mut call = call;
         let work = AssertUnwindSafe(route(&mut call, &protection, &config)).catch_unwind();
         let mut work = std::pin::pin!(tokio::time::timeout(timeout, work));
         let reply = tokio::select! {

@@ -69,15 +69,9 @@ pub(crate) fn decode(mut plaintext: Vec<u8>) -> Result<Claims, DecodeError> {
     if plaintext.len() < HEADER_LEN {
         return Err(DecodeError::Short);
     }
-    let u64_at = |at: usize| {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(&plaintext[at..at + 8]);
-        u64::from_be_bytes(bytes)
-    };
-    let (iat, exp) = (u64_at(0), u64_at(8));
-    let mut round = [0u8; 4];
-    round.copy_from_slice(&plaintext[16..20]);
-    let round = u32::from_be_bytes(round);
+    let iat = u64::from_be_bytes(bytes_at(&plaintext, 0));
+    let exp = u64::from_be_bytes(bytes_at(&plaintext, 8));
+    let round = u32::from_be_bytes(bytes_at(&plaintext, 16));
     let state = match plaintext[20] {
         0 if plaintext.len() == HEADER_LEN => None,
         1 => {
@@ -92,6 +86,13 @@ pub(crate) fn decode(mut plaintext: Vec<u8>) -> Result<Claims, DecodeError> {
         round,
         state,
     })
+}
+
+/// The `N` bytes of `bytes` from `at`; the caller has checked the length.
+fn bytes_at<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&bytes[at..at + N]);
+    out
 }
 
 /// Unix seconds for `t`; times before 1970 count as 0.

@@ -32,9 +32,35 @@ impl HostGuard {
         )
     }
 
+    /// Whether every host the request names is allowed, and it names one.
+    ///
+    /// A request can name its host twice: in `Host`, and in the request URI's authority,
+    /// where actix puts HTTP/2's `:authority` pseudo-header and HTTP/1.1's absolute-form
+    /// target. Where they differ the URI wins in HTTP (RFC 9112 §3.2.2, RFC 9113 §8.3.1) and
+    /// `Host` may win at a proxy, so both must be allowed: a request cannot pick whichever
+    /// suits it. An unreadable `Host` names the empty host, which is refused. Only HTTP/2 may
+    /// leave `Host` out (HTTP/1.1 must send it, RFC 9112 §3.2).
+    fn hosts_allowed(&self, req: &HttpRequest) -> bool {
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .map(|h| strip_port(h.to_str().unwrap_or_default()));
+        let authority = req.uri().authority().map(|a| a.host());
+        match (host, authority) {
+            (None, None) => false,
+            (None, Some(_)) if req.version() < Version::HTTP_2 => false,
+            _ => host
+                .into_iter()
+                .chain(authority)
+                .all(|h| self.host_allowed(h)),
+        }
+    }
+
+    /// The allow-list is stored lower-cased; the request's host is compared without a copy.
     fn host_allowed(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
-        self.hosts.iter().any(|h| h == "*" || *h == host)
+        self.hosts
+            .iter()
+            .any(|h| h == "*" || h.eq_ignore_ascii_case(host))
     }
 
     /// Why the request is refused, if it is.
@@ -61,32 +87,6 @@ impl HostGuard {
             return Err("Origin not allowed");
         }
         Ok(())
-    }
-}
-
-impl HostGuard {
-    /// Whether every host the request names is allowed, and it names one.
-    ///
-    /// A request can name its host twice: in `Host`, and in the request URI's authority,
-    /// where actix puts HTTP/2's `:authority` pseudo-header and HTTP/1.1's absolute-form
-    /// target. Where they differ the URI wins in HTTP (RFC 9112 §3.2.2, RFC 9113 §8.3.1) and
-    /// `Host` may win at a proxy, so both must be allowed: a request cannot pick whichever
-    /// suits it. An unreadable `Host` names the empty host, which is refused. Only HTTP/2 may
-    /// leave `Host` out (HTTP/1.1 must send it, RFC 9112 §3.2).
-    fn hosts_allowed(&self, req: &HttpRequest) -> bool {
-        let host = req
-            .headers()
-            .get(header::HOST)
-            .map(|h| strip_port(h.to_str().unwrap_or_default()));
-        let authority = req.uri().authority().map(|a| a.host());
-        match (host, authority) {
-            (None, None) => false,
-            (None, Some(_)) if req.version() < Version::HTTP_2 => false,
-            _ => host
-                .into_iter()
-                .chain(authority)
-                .all(|h| self.host_allowed(h)),
-        }
     }
 }
 
@@ -182,6 +182,19 @@ mod tests {
     fn a_request_naming_no_host_at_all_is_refused() {
         let req = TestRequest::default().uri("/t/demo/mcp").to_http_request();
         assert!(HostGuard::localhost().check(&req).is_err());
+    }
+
+    #[test]
+    fn host_names_compare_without_regard_to_case() {
+        let req = TestRequest::default()
+            .insert_header(("host", "LocalHost:8080"))
+            .to_http_request();
+        assert!(HostGuard::localhost().check(&req).is_ok());
+        let listed = HostGuard::new(vec!["MCP.Example.com".into()], Vec::new());
+        let req = TestRequest::default()
+            .insert_header(("host", "mcp.example.COM"))
+            .to_http_request();
+        assert!(listed.check(&req).is_ok());
     }
 
     #[test]
