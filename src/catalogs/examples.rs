@@ -45,8 +45,9 @@ pub fn catalog() -> Catalog {
         .build()
 }
 
-/// `greet`'s two questions, each built once: a round 1 clones the built request instead of
-/// building its form again (the build was a visible part of a sealed flow's CPU, BENCHMARKS.md).
+/// `greet`'s two questions, each built and serialised once: a round 1 hands out a shared
+/// handle instead of building its form again (the build was a visible part of a sealed flow's
+/// CPU, BENCHMARKS.md).
 static ASK_NAME: LazyLock<InputRequest> =
     LazyLock::new(|| InputRequest::elicit_form("What is your name?", name_schema()));
 static ASK_NAME_AGAIN: LazyLock<InputRequest> =

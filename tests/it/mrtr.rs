@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{accept, meta, retry, rpc, tool_call, Server, LAB};
+use crate::support::{accept, meta, retry, rpc, tool_call, Server, LAB, SERVER_INFO};
 
 fn form_caps() -> Value {
     json!({"elicitation": {}})
@@ -242,6 +242,19 @@ async fn input_required_results_carry_no_caching_hints_on_any_method() {
         assert_eq!(result["resultType"], "input_required");
         assert!(result.get("ttlMs").is_none() && result.get("cacheScope").is_none());
     }
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn an_input_required_result_names_the_tenants_server_in_meta() {
+    let server = Server::start().await;
+    let body = tool_call(1, "ask_form", json!({}), json!({"elicitation": {}}));
+    let result = server.send(LAB, &body).await.result();
+    assert_eq!(result["resultType"], "input_required");
+    assert_eq!(
+        result["_meta"][SERVER_INFO],
+        json!({"name": "roundtrip-lab", "version": "0.0.0-test"})
+    );
     server.stop().await;
 }
 

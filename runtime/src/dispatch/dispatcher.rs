@@ -29,6 +29,7 @@ use super::shim::{self, Shim};
 use super::stamp;
 use crate::handler::{Catalog, Context, ContextBuilder, Notifier, Outcome};
 use crate::protocol::meta::SUBSCRIPTION_ID;
+use crate::protocol::result::InputRequiredResult;
 use crate::protocol::{ClientCapabilities, Era, McpError, Request, RequestId, ResultType};
 use crate::sealing::{
     EnsureTenant, KeyManager, KeyRings, KeyRingsChanged, SetTenantGrace, Subscribe,
@@ -88,6 +89,9 @@ impl Call {
 pub enum Reply {
     /// A stamped result object.
     Result(Map<String, Value>),
+    /// An input-required result (modern requests only; the legacy shim asks the client
+    /// itself).
+    InputRequired(InputRequiredResult),
     Error(McpError),
     /// `subscriptions/listen`: the transport streams.
     Listen(Listen),
@@ -131,6 +135,7 @@ impl Reply {
                 Some(ResultType::Task) => ReplyKind::Task,
                 _ => ReplyKind::Complete,
             },
+            Reply::InputRequired(_) => ReplyKind::InputRequired,
             Reply::Error(_) => ReplyKind::Error,
             Reply::Listen(_) => ReplyKind::Listen,
             Reply::Cancelled => ReplyKind::Cancelled,
@@ -446,17 +451,17 @@ async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig)
                 .params
                 .as_mut()
                 .and_then(|p| p.remove("inputResponses"));
-            mrtr::run(call, answers, protection, config.max_rounds)
-                .await
-                .map(|produced| match produced {
-                    Produced::Complete(mut r) => {
-                        if method == "resources/read" {
-                            methods::read_cache_hints(&mut r);
-                        }
-                        r
+            match mrtr::run(call, answers, protection, config.max_rounds).await {
+                Ok(Produced::Complete(mut r)) => {
+                    if method == "resources/read" {
+                        methods::read_cache_hints(&mut r);
                     }
-                    Produced::InputRequired(r) => r,
-                })
+                    Ok(r)
+                }
+                // Shaped and stamped by `mrtr` already.
+                Ok(Produced::InputRequired(r)) => return Reply::InputRequired(r),
+                Err(e) => Err(e),
+            }
         }
         other => custom(call, other).await,
     };

@@ -14,14 +14,15 @@ use super::gate;
 use super::protection::{Opened, Protection};
 use crate::handler::{Arguments, Catalog, Context, HandlerError, InputRequired, Outcome};
 use crate::protocol::input::{parse_input_responses, InputResponses};
-use crate::protocol::result::{to_object, CallToolResult};
-use crate::protocol::{ClientCapabilities, McpError, ResultType};
+use crate::protocol::result::{to_object, CallToolResult, InputRequiredResult};
+use crate::protocol::{ClientCapabilities, McpError};
 use crate::sealing::{args_digest, Binding};
 
-/// What the handler produced, before stamping.
+/// What the handler produced: a complete result before stamping, or an input-required result
+/// ready to write.
 pub(crate) enum Produced {
     Complete(Map<String, Value>),
-    InputRequired(Map<String, Value>),
+    InputRequired(InputRequiredResult),
 }
 
 /// Runs one round of an input-required-capable method.
@@ -121,7 +122,7 @@ fn json_kind(v: &Value) -> &'static str {
 }
 
 /// Shapes an input-required outcome: at least one of requests or state, the capability gate
-/// against this request's declaration, the round cap, then sealing.
+/// against this request's declaration, the round cap, then sealing and stamping.
 fn input_required(
     ir: InputRequired,
     call: &Call,
@@ -129,7 +130,7 @@ fn input_required(
     binding: &Binding<'_>,
     round: u32,
     max_rounds: u32,
-) -> Result<Map<String, Value>, McpError> {
+) -> Result<InputRequiredResult, McpError> {
     admit(
         &ir,
         &call.scope.client_capabilities,
@@ -144,22 +145,11 @@ fn input_required(
     }
     let (requests, state) = ir.into_parts();
     let sealed = protection.seal(binding, round + 1, state.as_deref())?;
-    let mut out = Map::new();
-    out.insert(
-        "resultType".into(),
-        Value::String(ResultType::InputRequired.as_str().into()),
-    );
-    if !requests.is_empty() {
-        let requests = requests
-            .into_iter()
-            .map(|(key, request)| (key, request.into_value()))
-            .collect();
-        out.insert("inputRequests".into(), Value::Object(requests));
-    }
-    if let Some(sealed) = sealed {
-        out.insert("requestState".into(), Value::String(sealed));
-    }
-    Ok(out)
+    Ok(InputRequiredResult::new(
+        requests,
+        sealed,
+        call.tenant.shared_server_info(),
+    ))
 }
 
 /// What any input-required outcome must be, on either era: it asks for something (a handler

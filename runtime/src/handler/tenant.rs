@@ -83,7 +83,8 @@ impl Default for TenantSettings {
 #[derive(Debug)]
 pub struct Tenant {
     slug: Arc<str>,
-    server_info: Value,
+    /// Shared: every modern result carries it, and a typed result holds it by reference count.
+    server_info: Arc<Value>,
     instructions: Option<String>,
     settings: TenantSettings,
     catalog: RwLock<Arc<Catalog>>,
@@ -95,7 +96,9 @@ impl Tenant {
         let slug = slug.into();
         let (events, _) = broadcast::channel(64);
         Self {
-            server_info: json!({ "name": format!("roundtrip/{slug}"), "version": env!("CARGO_PKG_VERSION") }),
+            server_info: Arc::new(
+                json!({ "name": format!("roundtrip/{slug}"), "version": env!("CARGO_PKG_VERSION") }),
+            ),
             slug,
             instructions: None,
             settings: TenantSettings::default(),
@@ -106,7 +109,7 @@ impl Tenant {
 
     /// `serverInfo`: `{name, version, title?}`.
     pub fn with_server_info(mut self, info: Value) -> Self {
-        self.server_info = info;
+        self.server_info = Arc::new(info);
         self
     }
 
@@ -126,6 +129,11 @@ impl Tenant {
 
     pub fn server_info(&self) -> &Value {
         &self.server_info
+    }
+
+    /// `serverInfo` as a shared handle, for a result that holds it.
+    pub fn shared_server_info(&self) -> Arc<Value> {
+        self.server_info.clone()
     }
 
     pub fn instructions(&self) -> Option<&str> {

@@ -8,22 +8,77 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::{to_raw_value, RawValue};
 use serde_json::{json, Map, Value};
 
 use super::error::McpError;
 
 /// One embedded request: `{"method": ..., "params": ...}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct InputRequest {
+///
+/// Built once and shared: a clone is a reference count, and the request is written as it was
+/// serialised when built. A handler that keeps its questions in statics hands out the same
+/// request every round, and an input-required result writes it without walking its params
+/// again (the walk, the copy and the drop were a visible part of a sealed flow's CPU,
+/// BENCHMARKS.md).
+#[derive(Debug, Clone)]
+pub struct InputRequest(Arc<Built>);
+
+#[derive(Debug)]
+struct Built {
+    method: &'static str,
+    params: Option<Value>,
+    /// The wire form. Serialising a `Value` cannot fail, but if it ever did the request is
+    /// written field by field instead.
+    wire: Option<Box<RawValue>>,
+}
+
+/// The wire form's fields, for serialising.
+#[derive(Serialize)]
+struct Wire<'a> {
     method: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    params: Option<Value>,
+    params: Option<&'a Value>,
+}
+
+impl Serialize for InputRequest {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0.wire {
+            Some(wire) => wire.serialize(serializer),
+            None => self.wire().serialize(serializer),
+        }
+    }
+}
+
+impl PartialEq for InputRequest {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.method == other.0.method && self.0.params == other.0.params
+    }
 }
 
 impl InputRequest {
+    fn new(method: &'static str, params: Option<Value>) -> Self {
+        let wire = to_raw_value(&Wire {
+            method,
+            params: params.as_ref(),
+        })
+        .ok();
+        Self(Arc::new(Built {
+            method,
+            params,
+            wire,
+        }))
+    }
+
+    fn wire(&self) -> Wire<'_> {
+        Wire {
+            method: self.0.method,
+            params: self.0.params.as_ref(),
+        }
+    }
+
     /// Form-mode elicitation: a message and a flat JSON schema of what to ask.
     pub fn elicit_form(message: impl Into<String>, requested_schema: Value) -> Self {
         Self::elicitation(
@@ -40,18 +95,12 @@ impl InputRequest {
     /// Elicitation with caller-built params (for schemas with defaults, enums, and so on).
     /// A params object without `"mode": "url"` is form mode.
     pub fn elicitation(params: Value) -> Self {
-        Self {
-            method: "elicitation/create",
-            params: Some(params),
-        }
+        Self::new("elicitation/create", Some(params))
     }
 
     /// Sampling with caller-built `CreateMessageRequestParams`.
     pub fn sampling(params: Value) -> Self {
-        Self {
-            method: "sampling/createMessage",
-            params: Some(params),
-        }
+        Self::new("sampling/createMessage", Some(params))
     }
 
     /// Sampling of one user text message.
@@ -69,35 +118,26 @@ impl InputRequest {
 
     /// `roots/list`: the client's filesystem roots.
     pub fn list_roots() -> Self {
-        Self {
-            method: "roots/list",
-            params: Some(json!({})),
-        }
+        Self::new("roots/list", Some(json!({})))
     }
 
     pub fn method(&self) -> &'static str {
-        self.method
+        self.0.method
     }
 
-    /// The wire form `{method, params}`, moving the params rather than copying them (a form's
-    /// schema can be large, and an input-required result is built once per round).
-    pub fn into_value(self) -> Value {
-        let (method, params) = self.into_parts();
-        let mut out = Map::new();
-        out.insert("method".into(), Value::String(method.into()));
-        if let Some(params) = params {
-            out.insert("params".into(), params);
-        }
-        Value::Object(out)
-    }
-
-    /// The method and the params, moved out.
+    /// The method and the params, moved out when this is the last handle on the request and
+    /// copied otherwise (a legacy relay edits the params it sends).
     pub fn into_parts(self) -> (&'static str, Option<Value>) {
-        (self.method, self.params)
+        let method = self.0.method;
+        let params = match Arc::try_unwrap(self.0) {
+            Ok(built) => built.params,
+            Err(shared) => shared.params.clone(),
+        };
+        (method, params)
     }
 
     pub fn params(&self) -> Option<&Value> {
-        self.params.as_ref()
+        self.0.params.as_ref()
     }
 
     /// The client capabilities this request needs, as a `ClientCapabilities`-shaped object:
@@ -108,8 +148,8 @@ impl InputRequest {
         static FORM: LazyLock<Value> = LazyLock::new(|| json!({"elicitation": {"form": {}}}));
         static URL: LazyLock<Value> = LazyLock::new(|| json!({"elicitation": {"url": {}}}));
         static ROOTS: LazyLock<Value> = LazyLock::new(|| json!({"roots": {}}));
-        let param = |k: &str| self.params.as_ref().and_then(|p| p.get(k));
-        match self.method {
+        let param = |k: &str| self.params().and_then(|p| p.get(k));
+        match self.0.method {
             "elicitation/create" if param("mode").and_then(Value::as_str) == Some("url") => {
                 Cow::Borrowed(&URL)
             }
@@ -302,15 +342,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn into_value_is_the_serialized_form() {
-        for request in [
-            InputRequest::elicit_form("Name?", json!({"type": "object"})),
-            InputRequest::sample_text("Capital of France?", 10),
-            InputRequest::list_roots(),
-        ] {
-            let serialized = serde_json::to_value(&request).expect("serializable");
-            assert_eq!(request.into_value(), serialized);
-        }
+    fn a_request_is_written_as_method_and_params() {
+        let form = InputRequest::elicit_form("Name?", json!({"type": "object"}));
+        assert_eq!(
+            serde_json::to_value(&form).expect("serializable"),
+            json!({"method": "elicitation/create", "params": {
+                "mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}}})
+        );
+        assert_eq!(
+            serde_json::to_value(InputRequest::list_roots()).expect("serializable"),
+            json!({"method": "roots/list", "params": {}})
+        );
+    }
+
+    #[test]
+    fn a_shared_request_hands_out_a_copy_of_its_params_and_keeps_its_own() {
+        let asked = InputRequest::sample_text("Capital of France?", 10);
+        let (method, params) = asked.clone().into_parts();
+        assert_eq!(method, "sampling/createMessage");
+        assert_eq!(params.as_ref(), asked.params());
+        assert_eq!(
+            serde_json::to_value(&asked).expect("serializable")["params"],
+            params.expect("params")
+        );
     }
 
     #[test]

@@ -254,10 +254,10 @@ fn parse_id(v: Value) -> Result<RequestId, McpError> {
 }
 
 #[derive(Serialize)]
-struct ResultMessage<'a> {
+struct ResultMessage<'a, R: ?Sized> {
     jsonrpc: &'static str,
     id: &'a RequestId,
-    result: &'a Value,
+    result: &'a R,
 }
 
 #[derive(Serialize)]
@@ -276,7 +276,7 @@ struct NotificationMessage<'a> {
 }
 
 /// Serialises a success response.
-pub(crate) fn result_bytes(id: &RequestId, result: &Value) -> Vec<u8> {
+pub(crate) fn result_bytes<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8> {
     serde_json::to_vec(&ResultMessage {
         jsonrpc: "2.0",
         id,

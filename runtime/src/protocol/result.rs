@@ -1,9 +1,12 @@
 //! `resultType` and the result shapes handlers produce.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::content::Content;
+use super::input::InputRequests;
 
 /// The discriminator every modern result carries. Open: extensions add values, and a value
 /// we do not know is kept as it is.
@@ -45,6 +48,52 @@ impl Serialize for ResultType {
 impl<'de> Deserialize<'de> for ResultType {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(Self::parse(&String::deserialize(d)?))
+    }
+}
+
+/// An input-required result (SEP-2322), stamped: `resultType`, the input requests, the
+/// sealed state and the server's `_meta`. Typed rather than a JSON object so it goes
+/// straight to bytes, each input request as it was serialised when built.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRequiredResult {
+    result_type: ResultType,
+    #[serde(skip_serializing_if = "InputRequests::is_empty")]
+    input_requests: InputRequests,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_state: Option<String>,
+    #[serde(rename = "_meta")]
+    meta: ServerMeta,
+}
+
+/// `_meta` naming the server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct ServerMeta {
+    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
+    server_info: Arc<Value>,
+}
+
+impl InputRequiredResult {
+    /// `request_state` is the wire token (sealed, or the handler's own when nothing seals).
+    pub fn new(
+        input_requests: InputRequests,
+        request_state: Option<String>,
+        server_info: Arc<Value>,
+    ) -> Self {
+        Self {
+            result_type: ResultType::InputRequired,
+            input_requests,
+            request_state,
+            meta: ServerMeta { server_info },
+        }
+    }
+
+    pub fn input_requests(&self) -> &InputRequests {
+        &self.input_requests
+    }
+
+    pub fn request_state(&self) -> Option<&str> {
+        self.request_state.as_deref()
     }
 }
 
@@ -182,5 +231,42 @@ pub fn to_object<T: Serialize>(result: &T) -> Map<String, Value> {
     match serde_json::to_value(result) {
         Ok(Value::Object(map)) => map,
         _ => Map::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::protocol::input::InputRequest;
+    use crate::protocol::meta::SERVER_INFO;
+
+    fn server_info() -> Arc<Value> {
+        Arc::new(json!({"name": "s", "version": "1"}))
+    }
+
+    #[test]
+    fn an_input_required_result_is_written_with_its_type_requests_state_and_server() {
+        let requests = InputRequests::from([("roots".to_owned(), InputRequest::list_roots())]);
+        let result = InputRequiredResult::new(requests, Some("sealed".into()), server_info());
+        assert_eq!(
+            serde_json::to_value(&result).expect("serializable"),
+            json!({
+                "resultType": "input_required",
+                "inputRequests": {"roots": {"method": "roots/list", "params": {}}},
+                "requestState": "sealed",
+                "_meta": {SERVER_INFO: {"name": "s", "version": "1"}}
+            })
+        );
+    }
+
+    #[test]
+    fn a_state_only_input_required_result_leaves_out_input_requests() {
+        let result =
+            InputRequiredResult::new(InputRequests::new(), Some("s".into()), server_info());
+        let written = serde_json::to_value(&result).expect("serializable");
+        assert!(written.get("inputRequests").is_none(), "{written}");
+        assert_eq!(written["requestState"], "s");
     }
 }

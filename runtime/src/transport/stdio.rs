@@ -272,7 +272,10 @@ impl Server {
             let reply = pump(reply, rx, &out).await;
             match reply {
                 Reply::Result(r) => {
-                    let _ = out.send(result_bytes(&id, &Value::Object(r))).await;
+                    let _ = out.send(result_bytes(&id, &r)).await;
+                }
+                Reply::InputRequired(r) => {
+                    let _ = out.send(result_bytes(&id, &r)).await;
                 }
                 Reply::Error(e) => {
                     let _ = out.send(error_bytes(Some(&id), &e)).await;

@@ -50,7 +50,7 @@ pub(crate) fn initialize(
             )
         })?;
     let (session, result) = (begun.id, begun.result);
-    let mut response = json_result(&id, result);
+    let mut response = json_result(&id, &result);
     if let Ok(value) = header::HeaderValue::from_str(&session) {
         response
             .headers_mut()

@@ -4,7 +4,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::HttpResponse;
-use serde_json::{Map, Value};
+use serde::Serialize;
 
 use crate::protocol::jsonrpc::{error_bytes, result_bytes};
 use crate::protocol::{McpError, RequestId};
@@ -16,10 +16,10 @@ pub(crate) fn json_error(id: Option<&RequestId>, error: &McpError) -> HttpRespon
         .body(error_bytes(id, error))
 }
 
-pub(crate) fn json_result(id: &RequestId, result: Map<String, Value>) -> HttpResponse {
+pub(crate) fn json_result<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/json")
-        .body(result_bytes(id, &Value::Object(result)))
+        .body(result_bytes(id, result))
 }
 
 /// One SSE event carrying one JSON-RPC message.

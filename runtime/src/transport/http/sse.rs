@@ -80,7 +80,8 @@ fn drain(rx: &mut Receiver<Box<OutgoingMessage>>, pending: &mut VecDeque<Bytes>)
 fn final_event(service: &McpService, id: &RequestId, reply: Reply) -> Option<Bytes> {
     service.metrics.record_reply(&reply);
     match reply {
-        Reply::Result(r) => Some(sse_event(&result_bytes(id, &serde_json::Value::Object(r)))),
+        Reply::Result(r) => Some(sse_event(&result_bytes(id, &r))),
+        Reply::InputRequired(r) => Some(sse_event(&result_bytes(id, &r))),
         Reply::Error(e) => Some(sse_event(&error_bytes(Some(id), &e))),
         Reply::Cancelled | Reply::Listen(_) => None,
     }
