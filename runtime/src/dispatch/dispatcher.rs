@@ -23,13 +23,13 @@ use tracing::Instrument;
 use super::config::RuntimeConfig;
 use super::envelope::Envelope;
 use super::methods;
-use super::mrtr::{self, Produced};
+use super::mrtr::{self, Completed, Produced};
 use super::protection::Protection;
 use super::shim::{self, Shim};
 use super::stamp;
 use crate::handler::{Catalog, Context, ContextBuilder, Notifier, Outcome};
 use crate::protocol::meta::SUBSCRIPTION_ID;
-use crate::protocol::result::InputRequiredResult;
+use crate::protocol::result::{StampedResult, StampedToolResult};
 use crate::protocol::{ClientCapabilities, Era, McpError, Request, RequestId, ResultType};
 use crate::sealing::{
     EnsureTenant, KeyManager, KeyRings, KeyRingsChanged, SetTenantGrace, Subscribe,
@@ -87,11 +87,8 @@ impl Call {
 /// The answer to a request, before the transport frames it.
 #[derive(Debug)]
 pub enum Reply {
-    /// A stamped result object.
-    Result(Map<String, Value>),
-    /// An input-required result (modern requests only; the legacy shim asks the client
-    /// itself).
-    InputRequired(InputRequiredResult),
+    /// A stamped result.
+    Result(StampedResult),
     Error(McpError),
     /// `subscriptions/listen`: the transport streams.
     Listen(Listen),
@@ -126,16 +123,11 @@ impl ReplyKind {
 impl Reply {
     pub fn kind(&self) -> ReplyKind {
         match self {
-            Reply::Result(r) => match r
-                .get("resultType")
-                .and_then(Value::as_str)
-                .map(ResultType::parse)
-            {
-                Some(ResultType::InputRequired) => ReplyKind::InputRequired,
-                Some(ResultType::Task) => ReplyKind::Task,
+            Reply::Result(r) => match r.result_type() {
+                ResultType::InputRequired => ReplyKind::InputRequired,
+                ResultType::Task => ReplyKind::Task,
                 _ => ReplyKind::Complete,
             },
-            Reply::InputRequired(_) => ReplyKind::InputRequired,
             Reply::Error(_) => ReplyKind::Error,
             Reply::Listen(_) => ReplyKind::Listen,
             Reply::Cancelled => ReplyKind::Cancelled,
@@ -452,14 +444,23 @@ async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig)
                 .as_mut()
                 .and_then(|p| p.remove("inputResponses"));
             match mrtr::run(call, answers, protection, config.max_rounds).await {
-                Ok(Produced::Complete(mut r)) => {
+                Ok(Produced::Complete(Completed::Tool(r))) => {
+                    let server_info = call.tenant.shared_server_info();
+                    return Reply::Result(StampedResult::Tool(StampedToolResult::new(
+                        r,
+                        server_info,
+                    )));
+                }
+                Ok(Produced::Complete(Completed::Object(mut r))) => {
                     if method == "resources/read" {
                         methods::read_cache_hints(&mut r);
                     }
                     Ok(r)
                 }
                 // Shaped and stamped by `mrtr` already.
-                Ok(Produced::InputRequired(r)) => return Reply::InputRequired(r),
+                Ok(Produced::InputRequired(r)) => {
+                    return Reply::Result(StampedResult::InputRequired(r))
+                }
                 Err(e) => Err(e),
             }
         }
@@ -475,7 +476,7 @@ async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig)
         )
         .map(|()| r)
     }) {
-        Ok(r) => Reply::Result(r),
+        Ok(r) => Reply::Result(StampedResult::Object(r)),
         Err(e) => Reply::Error(e),
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use futures_util::future::LocalBoxFuture;
 use futures_util::FutureExt;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::dispatcher::Call;
@@ -21,8 +22,24 @@ use crate::sealing::{args_digest, Binding};
 /// What the handler produced: a complete result before stamping, or an input-required result
 /// ready to write.
 pub(crate) enum Produced {
-    Complete(Map<String, Value>),
+    Complete(Completed),
     InputRequired(InputRequiredResult),
+}
+
+/// A handler's complete result, before stamping: a tool's stays typed until it is written.
+#[derive(Debug)]
+pub(crate) enum Completed {
+    Tool(CallToolResult),
+    Object(Map<String, Value>),
+}
+
+impl Completed {
+    pub(crate) fn into_object(self) -> Map<String, Value> {
+        match self {
+            Self::Tool(r) => to_object(&r),
+            Self::Object(r) => r,
+        }
+    }
 }
 
 /// Runs one round of an input-required-capable method.
@@ -90,7 +107,7 @@ pub(crate) async fn run_handler(
     input_responses: InputResponses,
     state: Option<String>,
     round: u32,
-) -> Result<Outcome<Map<String, Value>>, McpError> {
+) -> Result<Outcome<Completed>, McpError> {
     let method = call.request.method.as_str();
     let handler_run = prepare(method, &call.catalog, target, arguments)?;
     let ctx = call
@@ -104,7 +121,7 @@ pub(crate) async fn run_handler(
         // A tool's complaint about its arguments is a tool error the model can read and act
         // on, not a protocol error (the spec puts bad input values in an `isError` result).
         Err(HandlerError::InvalidParams(message)) if method == "tools/call" => Ok(
-            Outcome::Complete(to_object(&CallToolResult::error(message))),
+            Outcome::Complete(Completed::Tool(CallToolResult::error(message))),
         ),
         Err(e) => Err(e.into_wire(method)),
     }
@@ -203,11 +220,8 @@ pub(crate) fn target_and_arguments(
     Ok((target, arguments))
 }
 
-type HandlerRun = Box<
-    dyn FnOnce(
-        Context,
-    ) -> LocalBoxFuture<'static, Result<Outcome<Map<String, Value>>, HandlerError>>,
->;
+type HandlerRun =
+    Box<dyn FnOnce(Context) -> LocalBoxFuture<'static, Result<Outcome<Completed>, HandlerError>>>;
 
 /// Finds the handler and checks what can be checked before running it.
 fn prepare(
@@ -231,7 +245,7 @@ fn prepare(
                 .ok_or_else(|| McpError::invalid_params(format!("Unknown tool: {target}")))?;
             let tool = tool.clone();
             Ok(Box::new(move |ctx| {
-                async move { map_outcome(tool.call(ctx, Arguments::new(args)).await, tool_result) }
+                async move { map_outcome(tool.call(ctx, Arguments::new(args)).await, Completed::Tool) }
                     .boxed_local()
             }))
         }
@@ -250,20 +264,15 @@ fn prepare(
                 )));
             }
             Ok(Box::new(move |ctx| {
-                async move {
-                    map_outcome(prompt.get(ctx, Arguments::new(args)).await, |r| {
-                        to_object(&r)
-                    })
-                }
-                .boxed_local()
+                async move { map_outcome(prompt.get(ctx, Arguments::new(args)).await, object) }
+                    .boxed_local()
             }))
         }
         _ => {
             if let Some(resource) = catalog.resource(target) {
                 let resource = resource.clone();
                 return Ok(Box::new(move |ctx| {
-                    async move { map_outcome(resource.read(ctx).await, |r| to_object(&r)) }
-                        .boxed_local()
+                    async move { map_outcome(resource.read(ctx).await, object) }.boxed_local()
                 }));
             }
             let (template, vars) = catalog
@@ -272,21 +281,21 @@ fn prepare(
             let template = template.clone();
             let uri = target.to_owned();
             Ok(Box::new(move |ctx| {
-                async move { map_outcome(template.read(ctx, &uri, vars).await, |r| to_object(&r)) }
+                async move { map_outcome(template.read(ctx, &uri, vars).await, object) }
                     .boxed_local()
             }))
         }
     }
 }
 
-fn tool_result(r: CallToolResult) -> Map<String, Value> {
-    to_object(&r)
+fn object<T: Serialize>(r: T) -> Completed {
+    Completed::Object(to_object(&r))
 }
 
 fn map_outcome<T>(
     outcome: Result<Outcome<T>, HandlerError>,
-    f: impl FnOnce(T) -> Map<String, Value>,
-) -> Result<Outcome<Map<String, Value>>, HandlerError> {
+    f: impl FnOnce(T) -> Completed,
+) -> Result<Outcome<Completed>, HandlerError> {
     outcome.map(|o| match o {
         Outcome::Complete(r) => Outcome::Complete(f(r)),
         Outcome::InputRequired(ir) => Outcome::InputRequired(ir),

@@ -106,7 +106,7 @@ async fn flow(call: &Call, shim: &Shim, rounds: &mut u32) -> Result<Map<String, 
                 McpError::internal("Internal error: request timed out")
             })??;
         let ir = match outcome {
-            Outcome::Complete(result) => return Ok(result),
+            Outcome::Complete(result) => return Ok(result.into_object()),
             Outcome::InputRequired(ir) => ir,
         };
         let relay = shim.relay.as_ref().map_err(|no| refused(*no))?;

@@ -26,6 +26,7 @@ use super::{Legacy, SessionId};
 use crate::dispatch::shim::NoRelay;
 use crate::dispatch::{dispatch, Call, Protection, Relay, Reply, Scope, Shim};
 use crate::handler::{ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
+use crate::protocol::result::StampedResult;
 use crate::protocol::{
     ClientCapabilities, Era, ErrorCode, LogLevel, McpError, Notification, Request, RequestId,
 };
@@ -272,7 +273,8 @@ impl Handler<Handle> for Session {
             return Box::pin(fut::ready(Reply::Error(error)));
         }
         if let Some(result) = self.session_method(&request) {
-            let reply = result.map_or_else(Reply::Error, Reply::Result);
+            let reply =
+                result.map_or_else(Reply::Error, |r| Reply::Result(StampedResult::Object(r)));
             return Box::pin(fut::ready(reply));
         }
         if self.flows.contains_key(&request.id) {

@@ -66,6 +66,53 @@ pub struct InputRequiredResult {
     meta: ServerMeta,
 }
 
+/// A modern `tools/call` result, stamped `complete` and naming the server. Typed, like
+/// [`InputRequiredResult`], because it is the most frequent result on the wire: it goes to
+/// bytes without a JSON tree in between.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StampedToolResult {
+    #[serde(flatten)]
+    result: CallToolResult,
+    result_type: ResultType,
+    #[serde(rename = "_meta")]
+    meta: ServerMeta,
+}
+
+impl StampedToolResult {
+    pub fn new(result: CallToolResult, server_info: Arc<Value>) -> Self {
+        Self {
+            result,
+            result_type: ResultType::Complete,
+            meta: ServerMeta { server_info },
+        }
+    }
+}
+
+/// A result ready to write, stamped for its era.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum StampedResult {
+    /// Built as a JSON object: lists, discovery, prompts, resources, custom methods, and
+    /// every legacy result.
+    Object(Map<String, Value>),
+    Tool(StampedToolResult),
+    InputRequired(InputRequiredResult),
+}
+
+impl StampedResult {
+    pub fn result_type(&self) -> ResultType {
+        match self {
+            Self::Object(r) => r
+                .get("resultType")
+                .and_then(Value::as_str)
+                .map_or(ResultType::Complete, ResultType::parse),
+            Self::Tool(_) => ResultType::Complete,
+            Self::InputRequired(_) => ResultType::InputRequired,
+        }
+    }
+}
+
 /// `_meta` naming the server.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 struct ServerMeta {
@@ -256,6 +303,20 @@ mod tests {
                 "resultType": "input_required",
                 "inputRequests": {"roots": {"method": "roots/list", "params": {}}},
                 "requestState": "sealed",
+                "_meta": {SERVER_INFO: {"name": "s", "version": "1"}}
+            })
+        );
+    }
+
+    #[test]
+    fn a_stamped_tool_result_is_the_result_with_its_type_and_server() {
+        let result = StampedToolResult::new(CallToolResult::text("hi"), server_info());
+        assert_eq!(
+            serde_json::to_value(&result).expect("serializable"),
+            json!({
+                "content": [{"type": "text", "text": "hi"}],
+                "isError": false,
+                "resultType": "complete",
                 "_meta": {SERVER_INFO: {"name": "s", "version": "1"}}
             })
         );

@@ -274,9 +274,6 @@ impl Server {
                 Reply::Result(r) => {
                     let _ = out.send(result_bytes(&id, &r)).await;
                 }
-                Reply::InputRequired(r) => {
-                    let _ = out.send(result_bytes(&id, &r)).await;
-                }
                 Reply::Error(e) => {
                     let _ = out.send(error_bytes(Some(&id), &e)).await;
                 }

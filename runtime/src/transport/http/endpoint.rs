@@ -304,7 +304,6 @@ pub(crate) fn frame(
     service.metrics.record_reply(&reply);
     match reply {
         Reply::Result(r) => json_result(id, &r),
-        Reply::InputRequired(r) => json_result(id, &r),
         Reply::Error(e) => {
             let mut response = json_error(Some(id), &e);
             if let Ok(status) = StatusCode::from_u16(error_status(era, &e)) {

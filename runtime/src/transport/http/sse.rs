@@ -81,7 +81,6 @@ fn final_event(service: &McpService, id: &RequestId, reply: Reply) -> Option<Byt
     service.metrics.record_reply(&reply);
     match reply {
         Reply::Result(r) => Some(sse_event(&result_bytes(id, &r))),
-        Reply::InputRequired(r) => Some(sse_event(&result_bytes(id, &r))),
         Reply::Error(e) => Some(sse_event(&error_bytes(Some(id), &e))),
         Reply::Cancelled | Reply::Listen(_) => None,
     }
