@@ -16,7 +16,10 @@ pub fn missing_capabilities(
     let mut missing = Map::new();
     for request in requests.values() {
         if let Value::Object(required) = &*request.required_capabilities() {
-            merge(&mut missing, missing_from(required, declared.as_map()));
+            merge(
+                &mut missing,
+                missing_from(required, declared.as_map(), None),
+            );
         }
     }
     (!missing.is_empty()).then_some(Value::Object(missing))
@@ -24,13 +27,18 @@ pub fn missing_capabilities(
 
 /// What of `required` is not in `declared`: an absent key is missing with its whole subtree;
 /// a present one is descended only where the requirement names sub-capabilities. A bare
-/// `elicitation` (neither `form` nor `url`) declares form, as the spec reads it.
+/// `elicitation` (neither `form` nor `url`) declares form, as the spec reads it: `implied`
+/// names the sub-capability the parent declared that way.
 fn missing_from(
     required: &Map<String, Value>,
     declared: &Map<String, Value>,
+    implied: Option<&str>,
 ) -> Map<String, Value> {
     let mut missing = Map::new();
     for (key, need) in required {
+        if implied == Some(key.as_str()) {
+            continue;
+        }
         let Some(have) = declared.get(key) else {
             missing.insert(key.clone(), need.clone());
             continue;
@@ -40,11 +48,8 @@ fn missing_from(
         };
         let nothing = Map::new();
         let have = have.as_object().unwrap_or(&nothing);
-        let mut sub = missing_from(need, have);
-        if key == "elicitation" && !have.contains_key("form") && !have.contains_key("url") {
-            // Declared by the bare `elicitation`; `declared` is borrowed, so it is not added.
-            sub.remove("form");
-        }
+        let bare = key == "elicitation" && !have.contains_key("form") && !have.contains_key("url");
+        let sub = missing_from(need, have, bare.then_some("form"));
         if !sub.is_empty() {
             missing.insert(key.clone(), Value::Object(sub));
         }
