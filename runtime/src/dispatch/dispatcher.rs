@@ -8,6 +8,7 @@
 //! future, cancelled when the client goes away (the transport's drop guard trips the token).
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
@@ -307,19 +308,19 @@ impl Handler<Dispatch> for Dispatcher {
         } else {
             Some(Protection::PassThrough)
         };
+        if let Some(protection) = ready {
+            return Box::pin(dispatch(call, protection, config));
+        }
         let key_manager = self.keys.as_ref().map(|k| k.key_manager.clone());
         Box::pin(async move {
-            let protection = match ready {
+            let protection = match fetch_ring(key_manager, &call, &config).await {
                 Some(p) => p,
-                None => match fetch_ring(key_manager, &call, &config).await {
-                    Some(p) => p,
-                    None if call.cancel.is_cancelled() => return Reply::Cancelled,
-                    None => {
-                        return Reply::Error(McpError::internal(
-                            "Internal error: no key ring for tenant",
-                        ))
-                    }
-                },
+                None if call.cancel.is_cancelled() => return Reply::Cancelled,
+                None => {
+                    return Reply::Error(McpError::internal(
+                        "Internal error: no key ring for tenant",
+                    ))
+                }
             };
             dispatch(call, protection, config).await
         })
@@ -357,11 +358,15 @@ async fn fetch_ring(
 }
 
 /// Runs one request under its span, its timeout and its cancellation token.
-pub(crate) async fn dispatch(
+///
+/// A plain function returning the instrumented future, not an `async fn`: an `async fn`
+/// would keep its arguments in its own state beside the copy the future moves in, and a
+/// legacy flow holds this future for as long as its user takes to answer.
+pub(crate) fn dispatch(
     mut call: Call,
     protection: Protection,
     config: Arc<RuntimeConfig>,
-) -> Reply {
+) -> impl Future<Output = Reply> {
     let span = tracing::info_span!(
         "mcp",
         tenant = call.tenant.slug(),
@@ -412,7 +417,6 @@ pub(crate) async fn dispatch(
         reply
     }
     .instrument(span)
-    .await
 }
 
 /// Takes the call mutably so an input-required method can move its answers out of the
@@ -424,11 +428,14 @@ async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig)
         "server/discover" | "subscriptions/listen" if legacy => {
             Err(McpError::method_not_found(method))
         }
-        m if legacy && stamp::may_require_input(m) => match &call.shim {
-            Some(s) => shim::run(call, s).await,
-            // Only a session gives a legacy request a way to its client.
-            None => Err(shim::refused(shim::NoRelay::NoStream)),
-        },
+        m if legacy && stamp::may_require_input(m) => {
+            let params = call.request.params.take();
+            match &call.shim {
+                Some(s) => shim::run(call, params, s).await,
+                // Only a session gives a legacy request a way to its client.
+                None => Err(shim::refused(shim::NoRelay::NoStream)),
+            }
+        }
         "server/discover" => Ok(methods::discover(call)),
         "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
             methods::list(method, call)

@@ -76,20 +76,29 @@ pub fn refused(no: NoRelay) -> McpError {
     .with_data(json!({ "reason": reason }))
 }
 
-/// Runs a legacy `tools/call`, `prompts/get` or `resources/read` to completion.
-pub(crate) async fn run(call: &Call, shim: &Shim) -> Result<Map<String, Value>, McpError> {
+/// Runs a legacy `tools/call`, `prompts/get` or `resources/read` to completion. `params` is
+/// the request's, moved out of it: the flow reads them once and then may wait minutes for its
+/// user, so it does not keep them.
+pub(crate) async fn run(
+    call: &Call,
+    params: Option<Map<String, Value>>,
+    shim: &Shim,
+) -> Result<Map<String, Value>, McpError> {
     let mut rounds = 0;
-    let result = flow(call, shim, &mut rounds).await;
+    let result = flow(call, params, shim, &mut rounds).await;
     tracing::Span::current().record("round", rounds);
     result
 }
 
 /// The flow; `rounds` counts the fulfilment rounds it went through.
-async fn flow(call: &Call, shim: &Shim, rounds: &mut u32) -> Result<Map<String, Value>, McpError> {
-    let no_params = Map::new();
-    let params = call.request.params.as_ref().unwrap_or(&no_params);
+async fn flow(
+    call: &Call,
+    params: Option<Map<String, Value>>,
+    shim: &Shim,
+    rounds: &mut u32,
+) -> Result<Map<String, Value>, McpError> {
     let method = call.request.method.as_str();
-    let (target, arguments) = mrtr::target_and_arguments(method, params)?;
+    let (target, arguments) = mrtr::target_and_arguments(method, &params.unwrap_or_default())?;
     tracing::Span::current().record("target", target.as_str());
     let arguments = arguments.unwrap_or_default();
 
