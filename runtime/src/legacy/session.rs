@@ -12,11 +12,13 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use std::future::Future;
+
 use actix::prelude::*;
 use futures_util::stream;
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::bridge::ForgetSession;
@@ -248,26 +250,79 @@ impl Actor for Session {
     }
 }
 
-/// One request of the session. The transport made `notifier` the request's own stream when
-/// the client can read one; the session sets its log level.
+/// One request of the session, made by [`deliver`]. The transport made `notifier` the
+/// request's own stream when the client can read one; the session sets its log level.
+///
+/// The reply comes back on a channel of its own rather than as the message's result: the
+/// future of an actix `send` holds the whole message for as long as the reply takes, and a
+/// shim flow's reply waits for a person, so that future was the largest thing a held flow
+/// kept (BENCHMARKS.md, held flows).
 #[derive(Message)]
-#[rtype(result = "Reply")]
+#[rtype(result = "()")]
 pub struct Handle {
-    pub request: Request,
-    pub notifier: Option<Notifier>,
-    pub cancel: CancellationToken,
+    request: Request,
+    notifier: Option<Notifier>,
+    cancel: CancellationToken,
+    reply: oneshot::Sender<Reply>,
+}
+
+/// Hands a request to `session` and returns its reply to come, or `MailboxError` when the
+/// session stopped first. The request goes in at once when the session's mailbox has room; a
+/// full mailbox makes it wait its turn, as `send` would.
+pub fn deliver(
+    session: &Addr<Session>,
+    request: Request,
+    notifier: Option<Notifier>,
+    cancel: CancellationToken,
+) -> impl Future<Output = Result<Reply, MailboxError>> {
+    let (reply, answer) = oneshot::channel();
+    let handle = Handle {
+        request,
+        notifier,
+        cancel,
+        reply,
+    };
+    let waiting = match session.try_send(handle) {
+        Ok(()) => None,
+        Err(SendError::Full(handle)) => Some(Box::pin(session.send(handle))),
+        // The handle is dropped with its reply channel: the answer reports the session gone.
+        Err(SendError::Closed(_)) => None,
+    };
+    async move {
+        if let Some(waiting) = waiting {
+            waiting.await?;
+        }
+        answer.await.map_err(|_| MailboxError::Closed)
+    }
 }
 
 impl Handler<Handle> for Session {
-    type Result = ResponseActFuture<Self, Reply>;
+    type Result = ();
 
-    fn handle(&mut self, msg: Handle, _: &mut Self::Context) -> Self::Result {
-        self.touch();
+    fn handle(&mut self, msg: Handle, ctx: &mut Self::Context) {
         let Handle {
             request,
             notifier,
             cancel,
+            reply,
         } = msg;
+        let work = self.start(request, notifier, cancel);
+        ctx.spawn(work.map(move |r, _, _| {
+            // The transport may have stopped waiting (its client left): nothing to tell.
+            let _ = reply.send(r);
+        }));
+    }
+}
+
+impl Session {
+    /// The work of one request: a session method answered at once, a refusal, or a flow.
+    fn start(
+        &mut self,
+        request: Request,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> ResponseActFuture<Self, Reply> {
+        self.touch();
         if self.ending {
             let error = McpError::unknown_session();
             return Box::pin(fut::ready(Reply::Error(error)));

@@ -28,7 +28,7 @@ use crate::dispatch::envelope::check_modern;
 use crate::dispatch::{Call, Dispatch, Dispatcher, Reply, RuntimeConfig, Scope, StateKeys};
 use crate::handler::{Notifier, OutgoingMessage, Principal, Tenant};
 use crate::legacy::bridge::Answer;
-use crate::legacy::session::{End, Handle, Notify};
+use crate::legacy::session::{deliver, End, Notify};
 use crate::legacy::{handshake, Legacy, Session, SessionId};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes, Malformed};
@@ -190,11 +190,7 @@ impl Server {
                 let (notifier, rx) =
                     Notifier::channel(legacy_progress_token(request.params.as_ref()), None);
                 let cancel = CancellationToken::new();
-                let reply = session.send(Handle {
-                    request,
-                    notifier: Some(notifier),
-                    cancel: cancel.clone(),
-                });
+                let reply = deliver(session, request, Some(notifier), cancel.clone());
                 let reply = async move { reply.await.unwrap_or_else(|_| Reply::unavailable()) };
                 return self.spawn(id, cancel, reply, Some(rx));
             }

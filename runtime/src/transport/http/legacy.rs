@@ -22,7 +22,7 @@ use crate::dispatch::Reply;
 use crate::handler::{Notifier, Principal, Tenant};
 use crate::legacy::bridge::Answer;
 use crate::legacy::handshake;
-use crate::legacy::session::{End, Handle, Notify, OpenStream};
+use crate::legacy::session::{deliver, End, Notify, OpenStream};
 use crate::legacy::sessions::Found;
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::Response;
@@ -105,11 +105,7 @@ pub(crate) async fn request(
     };
     let cancel = CancellationToken::new();
     let in_flight = InFlight::new(cancel.clone(), service.clone());
-    let reply = found.addr.send(Handle {
-        request,
-        notifier,
-        cancel,
-    });
+    let reply = deliver(&found.addr, request, notifier, cancel);
     // A session that stopped after it was found is as gone as one never found.
     let reply = async move { Ok(reply.await.unwrap_or_else(|_| session_gone())) };
     Ok(match rx {
