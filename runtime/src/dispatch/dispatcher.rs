@@ -420,7 +420,7 @@ pub(crate) fn dispatch(
 }
 
 /// Takes the call mutably so an input-required method can move its answers out of the
-/// request instead of copying them.
+/// request instead of copying them, and a legacy shim flow its params.
 async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig) -> Reply {
     let method = call.request.method.as_str();
     let legacy = call.scope.era == Era::Legacy;

@@ -3,6 +3,10 @@
 //! Every modern result carries `resultType`: `"complete"` unless it already says otherwise
 //! (`"input_required"`, or an extension value such as `"task"`). Legacy results are left as
 //! the handler made them. Errors and notifications are never passed through here.
+//!
+//! This module stamps results built as JSON objects. The two typed results, a modern
+//! `tools/call` result and an input-required result (`protocol::result`), are stamped by
+//! construction: they carry `resultType` and `_meta.serverInfo` as fields.
 
 use serde_json::{Map, Value};
 

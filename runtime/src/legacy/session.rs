@@ -8,11 +8,10 @@
 //! actor, so the mailbox stays free while a flow waits for its client.
 
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-use std::future::Future;
 
 use actix::prelude::*;
 use futures_util::stream;
@@ -306,6 +305,12 @@ impl Handler<Handle> for Session {
             cancel,
             reply,
         } = msg;
+        // Nobody waits any more (the client left while the request was queued): as actix
+        // skips a `send` whose caller is gone, the request is not run, and the session is not
+        // kept alive by it.
+        if reply.is_closed() {
+            return;
+        }
         let work = self.start(request, notifier, cancel);
         ctx.spawn(work.map(move |r, _, _| {
             // The transport may have stopped waiting (its client left): nothing to tell.
@@ -493,5 +498,91 @@ impl Handler<End> for Session {
         if self.flows.is_empty() {
             ctx.stop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use super::*;
+    use crate::dispatch::RuntimeConfig;
+    use crate::handler::{fn_tool, Catalog, ToolDescriptor};
+    use crate::protocol::result::CallToolResult;
+    use crate::protocol::{ClientCapabilities, ProtocolVersion, RequestId};
+
+    fn request(id: u32, method: &str, params: Option<Value>) -> Request {
+        Request {
+            id: RequestId::Number(id.into()),
+            method: method.into(),
+            params: params.and_then(|p| p.as_object().cloned()),
+        }
+    }
+
+    fn session(tenant: &Arc<Tenant>) -> Addr<Session> {
+        let legacy = Legacy::start(Arc::new(RuntimeConfig::default()));
+        let init = Initialize {
+            version: ProtocolVersion::V2025_11_25,
+            client_capabilities: ClientCapabilities::default(),
+            client_info: None,
+        };
+        legacy
+            .begin(init, tenant, &Principal::anonymous(), true)
+            .expect("a session")
+            .addr
+    }
+
+    #[actix_rt::test]
+    async fn requests_beyond_a_full_mailbox_wait_their_turn_and_are_all_answered() {
+        let tenant = Arc::new(Tenant::new("t", Catalog::builder().build()));
+        let session = session(&tenant);
+        // Delivered before the session runs at all: more than its mailbox holds.
+        let replies: Vec<_> = (0..64)
+            .map(|i| {
+                deliver(
+                    &session,
+                    request(i, "ping", None),
+                    None,
+                    CancellationToken::new(),
+                )
+            })
+            .collect();
+        for reply in replies {
+            let reply = reply.await.expect("answered");
+            assert!(matches!(reply, Reply::Result(_)), "{reply:?}");
+        }
+    }
+
+    #[actix_rt::test]
+    async fn a_request_abandoned_before_its_session_reads_it_is_not_run() {
+        let ran = Arc::new(AtomicBool::new(false));
+        let flag = ran.clone();
+        let mark = fn_tool(
+            ToolDescriptor::no_args("mark", "Records that it ran."),
+            move |_ctx, _args| {
+                let flag = flag.clone();
+                async move {
+                    flag.store(true, Ordering::SeqCst);
+                    Ok(CallToolResult::text("ran").into())
+                }
+            },
+        );
+        let tenant = Arc::new(Tenant::new("t", Catalog::builder().tool(mark).build()));
+        let session = session(&tenant);
+
+        let call = request(1, "tools/call", Some(json!({"name": "mark"})));
+        // Queued, then abandoned before the session reads it (its client left).
+        drop(deliver(&session, call, None, CancellationToken::new()));
+        let ping = deliver(
+            &session,
+            request(2, "ping", None),
+            None,
+            CancellationToken::new(),
+        );
+        let reply = ping.await.expect("the session answers the next request");
+        assert!(matches!(reply, Reply::Result(_)), "{reply:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+
+        assert!(!ran.load(Ordering::SeqCst), "the abandoned request ran");
     }
 }

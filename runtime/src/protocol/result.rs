@@ -323,6 +323,18 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_result_has_no_field_that_stamping_would_merge() {
+        // `StampedToolResult` flattens the result beside its own `resultType` and `_meta`: a
+        // result that grew either field would write it twice.
+        let full = CallToolResult {
+            structured_content: Some(json!({"k": 1})),
+            ..CallToolResult::error("e")
+        };
+        let written = serde_json::to_value(&full).expect("serializable");
+        assert!(written.get("_meta").is_none() && written.get("resultType").is_none());
+    }
+
+    #[test]
     fn a_state_only_input_required_result_leaves_out_input_requests() {
         let result =
             InputRequiredResult::new(InputRequests::new(), Some("s".into()), server_info());
