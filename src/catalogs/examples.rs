@@ -45,8 +45,8 @@ pub fn catalog() -> Catalog {
         .build()
 }
 
-/// `greet`'s two questions, each built and serialised once: a round 1 hands out a shared
-/// handle instead of building its form again (the build was a visible part of a sealed flow's
+/// `greet`'s two questions, each built once and serialised the first time it is sent: a
+/// round 1 hands out a shared handle instead of building its form again (the build was a visible part of a sealed flow's
 /// CPU, BENCHMARKS.md).
 static ASK_NAME: LazyLock<InputRequest> =
     LazyLock::new(|| InputRequest::elicit_form("What is your name?", name_schema()));

@@ -445,47 +445,54 @@ async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig)
             return methods::listen(call).map_or_else(Reply::Error, Reply::Listen)
         }
         m if stamp::may_require_input(m) => {
-            let answers = call
-                .request
-                .params
-                .as_mut()
-                .and_then(|p| p.remove("inputResponses"));
-            match mrtr::run(call, answers, protection, config.max_rounds).await {
-                Ok(Produced::Complete(Completed::Tool(r))) => {
-                    let server_info = call.tenant.shared_server_info();
-                    return Reply::Result(StampedResult::Tool(StampedToolResult::new(
-                        r,
-                        server_info,
-                    )));
-                }
-                Ok(Produced::Complete(Completed::Object(mut r))) => {
-                    if method == "resources/read" {
-                        methods::read_cache_hints(&mut r);
-                    }
-                    Ok(r)
-                }
-                // Shaped and stamped by `mrtr` already.
-                Ok(Produced::InputRequired(r)) => {
-                    return Reply::Result(StampedResult::InputRequired(r))
-                }
-                Err(e) => Err(e),
-            }
+            return round(call, protection, config)
+                .await
+                .map_or_else(Reply::Error, Reply::Result)
         }
         other => custom(call, other).await,
     };
-    match result.and_then(|mut r| {
-        stamp::stamp(
-            method,
-            &mut r,
-            call.scope.era,
-            &call.scope.client_capabilities,
-            call.tenant.server_info(),
-        )
-        .map(|()| r)
-    }) {
-        Ok(r) => Reply::Result(StampedResult::Object(r)),
-        Err(e) => Reply::Error(e),
+    result
+        .and_then(|r| stamped(call, r))
+        .map_or_else(Reply::Error, Reply::Result)
+}
+
+/// One modern round of `tools/call`, `prompts/get` or `resources/read`. A tool's result and
+/// an input-required result are typed and stamped as they are built; the rest are objects.
+async fn round(
+    call: &mut Call,
+    protection: &Protection,
+    config: &RuntimeConfig,
+) -> Result<StampedResult, McpError> {
+    let answers = call
+        .request
+        .params
+        .as_mut()
+        .and_then(|p| p.remove("inputResponses"));
+    match mrtr::run(call, answers, protection, config.max_rounds).await? {
+        Produced::Complete(Completed::Tool(r)) => Ok(StampedResult::Tool(StampedToolResult::new(
+            r,
+            call.tenant.shared_server_info(),
+        ))),
+        Produced::Complete(Completed::Object(mut r)) => {
+            if call.request.method == "resources/read" {
+                methods::read_cache_hints(&mut r);
+            }
+            stamped(call, r)
+        }
+        Produced::InputRequired(r) => Ok(StampedResult::InputRequired(r)),
     }
+}
+
+/// A result built as a JSON object, stamped for the call's era.
+fn stamped(call: &Call, mut r: Map<String, Value>) -> Result<StampedResult, McpError> {
+    stamp::stamp(
+        &call.request.method,
+        &mut r,
+        call.scope.era,
+        &call.scope.client_capabilities,
+        call.tenant.server_info(),
+    )?;
+    Ok(StampedResult::Object(r))
 }
 
 /// A custom method from the catalog. It may not ask for input.

@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::{to_raw_value, RawValue};
@@ -18,11 +18,12 @@ use super::error::McpError;
 
 /// One embedded request: `{"method": ..., "params": ...}`.
 ///
-/// Built once and shared: a clone is a reference count, and the request is written as it was
-/// serialised when built. A handler that keeps its questions in statics hands out the same
-/// request every round, and an input-required result writes it without walking its params
-/// again (the walk, the copy and the drop were a visible part of a sealed flow's CPU,
-/// BENCHMARKS.md).
+/// Built once and shared: a clone is a reference count, and the request is serialised the
+/// first time it is written and kept that way. A handler that keeps its questions in statics
+/// hands out the same request every round, and an input-required result writes it without
+/// walking its params again (the walk, the copy and the drop were a visible part of a sealed
+/// flow's CPU, BENCHMARKS.md). A request that is never written (a legacy relay sends its
+/// params, the gate may refuse it) is never serialised.
 #[derive(Debug, Clone)]
 pub struct InputRequest(Arc<Built>);
 
@@ -30,9 +31,9 @@ pub struct InputRequest(Arc<Built>);
 struct Built {
     method: &'static str,
     params: Option<Value>,
-    /// The wire form. Serialising a `Value` cannot fail, but if it ever did the request is
-    /// written field by field instead.
-    wire: Option<Box<RawValue>>,
+    /// The wire form, once written. Serialising a `Value` cannot fail, but if it ever did the
+    /// request is written field by field instead.
+    wire: OnceLock<Option<Box<RawValue>>>,
 }
 
 /// The wire form's fields, for serialising.
@@ -45,7 +46,8 @@ struct Wire<'a> {
 
 impl Serialize for InputRequest {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.0.wire {
+        let wire = self.0.wire.get_or_init(|| to_raw_value(&self.wire()).ok());
+        match wire {
             Some(wire) => wire.serialize(serializer),
             None => self.wire().serialize(serializer),
         }
@@ -60,15 +62,10 @@ impl PartialEq for InputRequest {
 
 impl InputRequest {
     fn new(method: &'static str, params: Option<Value>) -> Self {
-        let wire = to_raw_value(&Wire {
-            method,
-            params: params.as_ref(),
-        })
-        .ok();
         Self(Arc::new(Built {
             method,
             params,
-            wire,
+            wire: OnceLock::new(),
         }))
     }
 
@@ -344,10 +341,13 @@ mod tests {
     #[test]
     fn a_request_is_written_as_method_and_params() {
         let form = InputRequest::elicit_form("Name?", json!({"type": "object"}));
+        let expected = json!({"method": "elicitation/create", "params": {
+            "mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}}});
+        assert_eq!(serde_json::to_value(&form).expect("serializable"), expected);
+        // The second write comes from the kept wire form, through another handle.
         assert_eq!(
-            serde_json::to_value(&form).expect("serializable"),
-            json!({"method": "elicitation/create", "params": {
-                "mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}}})
+            serde_json::to_value(form.clone()).expect("serializable"),
+            expected
         );
         assert_eq!(
             serde_json::to_value(InputRequest::list_roots()).expect("serializable"),

@@ -134,14 +134,6 @@ impl InputRequiredResult {
             meta: ServerMeta { server_info },
         }
     }
-
-    pub fn input_requests(&self) -> &InputRequests {
-        &self.input_requests
-    }
-
-    pub fn request_state(&self) -> Option<&str> {
-        self.request_state.as_deref()
-    }
 }
 
 /// `tools/call` result.
