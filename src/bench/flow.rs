@@ -5,7 +5,12 @@
 //! Bodies are built from fixed prefixes and suffixes with only the id (and, in round 2, the
 //! state) spliced in, so the driver spends its core on the network, not on serialising.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde::de::IgnoredAny;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// The protocol revision every request declares.
@@ -126,11 +131,72 @@ fn escape_json_str(s: &str) -> std::borrow::Cow<'_, str> {
     quoted[1..quoted.len() - 1].to_owned().into()
 }
 
+/// A JSON-RPC response as the driver reads it: borrowed from the body, and only the fields it
+/// checks. Everything else (a tool's schema, `_meta`) is skipped without being built, so the
+/// driver spends its core on requests rather than on allocating what it never looks at.
 #[derive(Deserialize)]
-struct Response {
-    id: Option<Value>,
-    result: Option<Value>,
-    error: Option<Value>,
+struct Response<'a> {
+    #[serde(borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    result: Option<ResultView<'a>>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// The fields of a result the checks read. Each is kept raw, so a field of the wrong JSON type
+/// fails its own check (and is reported under that check's kind), not the body parse.
+#[derive(Deserialize)]
+struct ResultView<'a> {
+    #[serde(rename = "resultType", borrow)]
+    result_type: Option<&'a RawValue>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(rename = "inputRequests", borrow)]
+    input_requests: Option<&'a RawValue>,
+    #[serde(rename = "requestState", borrow)]
+    request_state: Option<&'a RawValue>,
+}
+
+/// A JSON string, borrowed unless it has escapes.
+#[derive(Deserialize)]
+struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// `raw` as a string, or `None` for any other JSON type.
+fn string(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    serde_json::from_str::<Text<'_>>(raw?.get())
+        .ok()
+        .map(|t| t.0)
+}
+
+/// The first item of `content`, read without building the others.
+struct FirstItem<'a>(Option<ContentItem<'a>>);
+
+#[derive(Deserialize)]
+struct ContentItem<'a> {
+    #[serde(borrow)]
+    text: Option<&'a RawValue>,
+}
+
+impl<'de> Deserialize<'de> for FirstItem<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = FirstItem<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of content items")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let first = seq.next_element()?;
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(FirstItem(first))
+            }
+        }
+        d.deserialize_seq(Visitor)
+    }
 }
 
 /// How strict the `resultType` check is.
@@ -144,25 +210,24 @@ pub enum ResultTypeCheck {
     Absent,
 }
 
-/// The result object of a JSON-RPC response to request `id`, after the status, framing and id
-/// checks.
-fn result_of(status: u16, body: &[u8], id: u64) -> Result<Value, CheckError> {
+/// The result of a JSON-RPC response to request `id`, after the status, framing and id checks.
+fn result_of(status: u16, body: &[u8], id: u64) -> Result<ResultView<'_>, CheckError> {
     if status != 200 {
         return Err(CheckError::Status(status));
     }
-    let response: Response =
+    let response: Response<'_> =
         serde_json::from_slice(body).map_err(|e| CheckError::Body(e.to_string()))?;
     match response.id {
-        Some(Value::Number(n)) if n.as_u64() == Some(id) => {}
+        Some(raw) if serde_json::from_str::<u64>(raw.get()).ok() == Some(id) => {}
         other => {
             return Err(CheckError::Id {
                 want: id,
-                got: other.map_or_else(|| "none".to_owned(), |v| v.to_string()),
+                got: other.map_or_else(|| "none".to_owned(), |v| v.get().to_owned()),
             })
         }
     }
     if let Some(error) = response.error {
-        return Err(CheckError::RpcError(error.to_string()));
+        return Err(CheckError::RpcError(error.get().to_owned()));
     }
     response
         .result
@@ -170,37 +235,37 @@ fn result_of(status: u16, body: &[u8], id: u64) -> Result<Value, CheckError> {
 }
 
 fn check_result_type(
-    result: &Value,
+    result: &ResultView<'_>,
     want: &'static str,
     check: ResultTypeCheck,
 ) -> Result<(), CheckError> {
-    match result.get("resultType").and_then(Value::as_str) {
-        None if check == ResultTypeCheck::Absent && result.get("resultType").is_none() => Ok(()),
+    let present = result.result_type.is_some();
+    match string(result.result_type) {
+        None if check == ResultTypeCheck::Absent && !present => Ok(()),
         got if check == ResultTypeCheck::Absent => Err(CheckError::ResultType {
             want: "none (legacy)",
-            got: got.map(str::to_owned),
+            got: got.map(Cow::into_owned),
         }),
         Some(got) if got == want => Ok(()),
-        None if check == ResultTypeCheck::IfPresent && result.get("resultType").is_none() => Ok(()),
+        None if check == ResultTypeCheck::IfPresent && !present => Ok(()),
         got => Err(CheckError::ResultType {
             want,
-            got: got.map(str::to_owned),
+            got: got.map(Cow::into_owned),
         }),
     }
 }
 
-fn check_text(result: &Value, want: &str) -> Result<(), CheckError> {
+fn check_text(result: &ResultView<'_>, want: &str) -> Result<(), CheckError> {
     let got = result
-        .get("content")
-        .and_then(|c| c.get(0))
-        .and_then(|c| c.get("text"))
-        .and_then(Value::as_str);
-    if got == Some(want) {
+        .content
+        .and_then(|c| serde_json::from_str::<FirstItem<'_>>(c.get()).ok())
+        .and_then(|first| string(first.0?.text));
+    if got.as_deref() == Some(want) {
         Ok(())
     } else {
         Err(CheckError::Content {
             want: want.to_owned(),
-            got: got.map(str::to_owned),
+            got: got.map(Cow::into_owned),
         })
     }
 }
@@ -218,17 +283,21 @@ pub(crate) fn check_complete(
     check_text(&result, text)
 }
 
+/// `inputRequests`, read only for its keys.
+#[derive(Deserialize)]
+struct Keys<'a>(#[serde(borrow)] BTreeMap<Cow<'a, str>, IgnoredAny>);
+
 /// Round 1 of the MRTR flow: input-required, asking for [`MRTR_KEY`], with a sealed state.
 /// Returns the state to carry into round 2.
 pub(crate) fn check_round1(status: u16, body: &[u8], id: u64) -> Result<String, CheckError> {
     let result = result_of(status, body, id)?;
     check_result_type(&result, "input_required", ResultTypeCheck::Required)?;
     let asks = result
-        .get("inputRequests")
-        .and_then(|r| r.get(MRTR_KEY))
-        .is_some();
-    match result.get("requestState").and_then(Value::as_str) {
-        Some(state) if asks && !state.is_empty() => Ok(state.to_owned()),
+        .input_requests
+        .and_then(|r| serde_json::from_str::<Keys<'_>>(r.get()).ok())
+        .is_some_and(|keys| keys.0.contains_key(MRTR_KEY));
+    match string(result.request_state) {
+        Some(state) if asks && !state.is_empty() => Ok(state.into_owned()),
         _ => Err(CheckError::MissingState),
     }
 }
@@ -301,5 +370,37 @@ mod tests {
             check_round1(200, stateless, 1).err().map(|e| e.kind()),
             Some("missing_state")
         );
+    }
+
+    #[test]
+    fn only_the_first_content_item_is_checked_and_escaped_text_compares_unescaped() {
+        let body = br#"{"jsonrpc":"2.0","id":5,"result":{"resultType":"complete","content":[{"type":"text","text":"he said \"hi\""},{"type":"image","data":"AAAA","mimeType":"image/png"}],"_meta":{"x":[1,{"y":null}]}}}"#;
+        assert!(check_complete(200, body, 5, "he said \"hi\"", ResultTypeCheck::Required).is_ok());
+        let e = check_complete(200, body, 5, "he said", ResultTypeCheck::Required);
+        assert_eq!(e.err().map(|e| e.kind()), Some("content"));
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_type_fails_its_own_check() {
+        let typed = br#"{"jsonrpc":"2.0","id":6,"result":{"resultType":7,"content":[{"type":"text","text":"hi"}]}}"#;
+        let e = check_complete(200, typed, 6, "hi", ResultTypeCheck::IfPresent);
+        assert_eq!(e.err().map(|e| e.kind()), Some("result_type"));
+        let e = check_complete(200, typed, 6, "hi", ResultTypeCheck::Absent);
+        assert_eq!(e.err().map(|e| e.kind()), Some("result_type"));
+        let id = br#"{"jsonrpc":"2.0","id":"6","result":{"resultType":"complete","content":[]}}"#;
+        let e = check_complete(200, id, 6, "hi", ResultTypeCheck::Required);
+        assert_eq!(e.err().map(|e| e.kind()), Some("id"));
+        let state = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{"user_name":{}},"requestState":42}}"#;
+        assert_eq!(
+            check_round1(200, state, 1).err().map(|e| e.kind()),
+            Some("missing_state")
+        );
+    }
+
+    #[test]
+    fn an_error_response_is_reported_with_its_error() {
+        let body = br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad"}}"#;
+        let e = check_complete(200, body, 2, "hi", ResultTypeCheck::Required);
+        assert!(matches!(e, Err(CheckError::RpcError(m)) if m.contains("-32602")));
     }
 }
