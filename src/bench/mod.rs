@@ -5,11 +5,13 @@
 //! (a smoke run per mode, correctness only) and the CLI can run it against any URL, including
 //! the peers of `bench/peers.sh`. Every client runs on the current thread (the driver is meant
 //! to be pinned to one core, beside a server pinned to another); [`run`] must be awaited inside
-//! an actix `System`, which `awc` needs.
+//! an actix `System`, which `awc` (the legacy mode's client) needs. The modern modes speak
+//! HTTP/1.1 through a lean connection of their own (`connection.rs` says why).
 //!
 //! What the driver does not do: retry, or panic on a bad answer. A failed check is counted by
 //! kind and the client goes on with its next request (a failed round 1 ends its flow).
 
+mod connection;
 mod flow;
 mod legacy;
 mod stats;
@@ -169,6 +171,9 @@ pub async fn run(config: &BenchConfig) -> Report {
 /// One client: one connection, one request at a time.
 struct Client {
     plan: Rc<Plan>,
+    /// The modern modes' connection.
+    connection: connection::Connection,
+    /// The legacy mode's client (it reads streamed SSE bodies).
     http: awc::Client,
     next_id: u64,
     turn: usize,
@@ -190,8 +195,11 @@ impl Client {
             .timeout(plan.timeout)
             .disable_redirects()
             .finish();
+        let connection =
+            connection::Connection::new(&plan.url, plan.authorization.as_deref(), plan.timeout);
         Client {
             plan,
+            connection,
             http,
             // Distinct ids per client make a crossed-wire answer visible as an id error.
             next_id: (index as u64) << 32,
@@ -390,7 +398,7 @@ impl Client {
         Ok((call, answered))
     }
 
-    /// A POST with the headers every request of this client carries.
+    /// A legacy-mode POST with the headers every such request carries.
     fn request(&self) -> awc::ClientRequest {
         let request = self
             .http
@@ -430,22 +438,8 @@ impl Client {
         }
     }
 
-    async fn send(&self, name: &str, body: String) -> Result<(u16, Bytes), CheckError> {
-        let mut response = self
-            .request()
-            .insert_header(("mcp-protocol-version", PROTOCOL_VERSION))
-            .insert_header(("mcp-method", "tools/call"))
-            .insert_header(("mcp-name", name))
-            .send_body(body)
-            .await
-            .map_err(|e| CheckError::Transport(e.to_string()))?;
-        let status = response.status().as_u16();
-        let body = response
-            .body()
-            .limit(1 << 20)
-            .await
-            .map_err(|e| CheckError::Transport(e.to_string()))?;
-        Ok((status, body))
+    async fn send(&mut self, name: &str, body: String) -> Result<(u16, Bytes), CheckError> {
+        self.connection.post(name, &body).await
     }
 }
 
