@@ -58,7 +58,7 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// The MCP endpoint, e.g. http://127.0.0.1:8080/t/demo/mcp.
+    /// The MCP endpoint, plain HTTP/1.1, e.g. http://127.0.0.1:8080/t/demo/mcp.
     #[arg(long)]
     pub url: String,
 

@@ -59,7 +59,7 @@ impl Mode {
 /// One driver run.
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
-    /// The MCP endpoint, e.g. `http://127.0.0.1:8080/t/demo/mcp`.
+    /// The MCP endpoint, plain HTTP/1.1, e.g. `http://127.0.0.1:8080/t/demo/mcp`.
     pub url: String,
     pub mode: Mode,
     /// Concurrent clients, one connection each.
