@@ -117,6 +117,26 @@ async fn a_request_without_progress_token_or_log_level_gets_plain_json() {
 }
 
 #[actix_web::test]
+async fn a_json_request_whose_handler_waits_is_answered_once_it_finishes() {
+    let server = Server::start().await;
+    let (first, second) = futures_util::future::join(
+        server.send(LAB, &tool_call(1, "nap", json!({}), json!({}))),
+        server.send(LAB, &tool_call(2, "nap", json!({}), json!({}))),
+    )
+    .await;
+    for (reply, id) in [(first, 1), (second, 2)] {
+        assert!(
+            reply.content_type().starts_with("application/json"),
+            "{reply:?}"
+        );
+        assert_eq!(reply.response()["id"], id);
+        assert_eq!(reply.result()["content"][0]["text"], "rested");
+        assert_eq!(reply.result()["resultType"], "complete");
+    }
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn a_progress_token_whose_handler_reports_nothing_gets_plain_json() {
     let server = Server::start().await;
     let reply = server

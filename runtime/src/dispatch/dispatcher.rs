@@ -1,16 +1,22 @@
 //! The Dispatcher actor: one per HTTP worker thread, never one mailbox shared by every
 //! request.
 //!
-//! It owns the worker's snapshot of the key rings, which the KeyManager pushes to it, so no
-//! request waits on another thread. Each request is handled as a `ResponseFuture`: the
-//! mailbox is free again as soon as the request is routed, and requests on the same worker
-//! run concurrently. Modern requests need no per-request actor: their handler run is this
-//! future, cancelled when the client goes away (the transport's drop guard trips the token).
+//! It keeps the worker's snapshot of the key rings current as the KeyManager pushes it, so no
+//! request waits on another thread. The snapshot and the config are a [`WorkerState`] the
+//! actor shares with the worker's HTTP endpoint, which runs a request answered with one JSON
+//! body on the request's own task ([`WorkerState::run`]: no hop). Requests sent to the actor
+//! are handled as a `ResponseFuture`: the mailbox is free again as soon as the request is
+//! routed, and requests on the same worker run concurrently. Modern requests need no
+//! per-request actor: their handler run is one future, cancelled when the client goes away
+//! (the transport's drop guard trips the token).
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -234,8 +240,21 @@ pub struct Dispatch(pub Call);
 
 #[derive(Debug)]
 pub struct Dispatcher {
+    worker: WorkerState,
+}
+
+/// What a worker's requests are dispatched with: the runtime config and the worker's snapshot
+/// of the key rings. Shared (on the worker's thread) by its Dispatcher actor, which keeps the
+/// snapshot current as the KeyManager pushes changes, and its HTTP endpoint, which runs a
+/// request on the request's own task when the snapshot has the tenant's ring
+/// ([`WorkerState::run`]); a request whose ring must first be fetched goes through the actor.
+#[derive(Debug, Clone)]
+pub struct WorkerState(Rc<Shared>);
+
+#[derive(Debug)]
+struct Shared {
     config: Arc<RuntimeConfig>,
-    keys: Option<StateKeys>,
+    keys: RefCell<Option<StateKeys>>,
 }
 
 /// What a sealing Dispatcher needs: the KeyManager (updates, rings of tenants created later)
@@ -257,22 +276,64 @@ impl std::fmt::Debug for StateKeys {
 impl Dispatcher {
     /// `keys` is required when `config.sealing` is set.
     pub fn new(config: Arc<RuntimeConfig>, keys: Option<StateKeys>) -> Self {
-        Self { config, keys }
+        Self::with_state(WorkerState::new(config, keys))
     }
 
-    /// The protection for `tenant`, or `None` when its ring must first be fetched.
-    fn protection(&self, tenant: &Tenant) -> Option<Protection> {
-        let Some(policy) = &self.config.sealing else {
+    /// A Dispatcher over `worker`, whose key-ring snapshot it keeps current.
+    pub fn with_state(worker: WorkerState) -> Self {
+        Self { worker }
+    }
+}
+
+impl WorkerState {
+    /// `keys` is required when `config.sealing` is set.
+    pub fn new(config: Arc<RuntimeConfig>, keys: Option<StateKeys>) -> Self {
+        Self(Rc::new(Shared {
+            config,
+            keys: RefCell::new(keys),
+        }))
+    }
+
+    /// The protection `call` needs, or `None` when its tenant's ring must first be fetched.
+    fn protection(&self, call: &Call) -> Option<Protection> {
+        // Only the methods that may carry a state need the tenant's key ring.
+        if !stamp::may_require_input(&call.request.method) {
+            return Some(Protection::PassThrough);
+        }
+        let Some(policy) = &self.0.config.sealing else {
             return Some(Protection::PassThrough);
         };
-        let keys = self.keys.as_ref()?;
-        let ring = keys.rings.get(tenant.slug())?.clone();
+        let keys = self.0.keys.borrow();
+        let keys = keys.as_ref()?;
+        let ring = keys.rings.get(call.tenant.slug())?.clone();
         Some(Protection::sealed(
             policy,
-            tenant,
+            &call.tenant,
             ring,
             keys.key_manager.clone(),
         ))
+    }
+
+    /// Runs `call` without an actor hop when this worker's snapshot has what it needs: its
+    /// first poll happens on the caller's task, so a handler that completes at once (most do)
+    /// costs no task, mailbox or extra poll of the connection; one that has to wait moves to a
+    /// task of its own, so that it still sees its cancellation and cleans up if the caller
+    /// goes away (dropping the caller would otherwise drop the handler mid-await). Gives the
+    /// call back when its tenant's ring must first be fetched: the actor does that.
+    pub fn run(&self, call: Call) -> Result<impl Future<Output = Reply>, Box<Call>> {
+        let Some(protection) = self.protection(&call) else {
+            return Err(Box::new(call));
+        };
+        let mut work = Box::pin(dispatch(call, protection, self.0.config.clone()));
+        Ok(async move {
+            let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+            match first {
+                Poll::Ready(reply) => reply,
+                Poll::Pending => actix_rt::spawn(work)
+                    .await
+                    .unwrap_or_else(|_| Reply::unavailable()),
+            }
+        })
     }
 }
 
@@ -280,7 +341,7 @@ impl Actor for Dispatcher {
     type Context = actix::Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        if let Some(keys) = &self.keys {
+        if let Some(keys) = &*self.worker.0.keys.borrow() {
             keys.key_manager
                 .do_send(Subscribe(ctx.address().recipient()));
         }
@@ -291,7 +352,7 @@ impl Handler<KeyRingsChanged> for Dispatcher {
     type Result = ();
 
     fn handle(&mut self, msg: KeyRingsChanged, _ctx: &mut Self::Context) {
-        if let Some(keys) = &mut self.keys {
+        if let Some(keys) = &mut *self.worker.0.keys.borrow_mut() {
             keys.rings = msg.0;
         }
     }
@@ -301,17 +362,17 @@ impl Handler<Dispatch> for Dispatcher {
     type Result = ResponseFuture<Reply>;
 
     fn handle(&mut self, Dispatch(call): Dispatch, _ctx: &mut Self::Context) -> Self::Result {
-        let config = self.config.clone();
-        // Only the methods that may carry a state need the tenant's key ring.
-        let ready = if stamp::may_require_input(&call.request.method) {
-            self.protection(&call.tenant)
-        } else {
-            Some(Protection::PassThrough)
-        };
-        if let Some(protection) = ready {
+        let config = self.worker.0.config.clone();
+        if let Some(protection) = self.worker.protection(&call) {
             return Box::pin(dispatch(call, protection, config));
         }
-        let key_manager = self.keys.as_ref().map(|k| k.key_manager.clone());
+        let key_manager = self
+            .worker
+            .0
+            .keys
+            .borrow()
+            .as_ref()
+            .map(|k| k.key_manager.clone());
         Box::pin(async move {
             let protection = match fetch_ring(key_manager, &call, &config).await {
                 Some(p) => p,

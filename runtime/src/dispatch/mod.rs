@@ -17,7 +17,9 @@ pub mod stamp;
 
 pub use config::{LegacyConfig, RuntimeConfig};
 pub(crate) use dispatcher::dispatch;
-pub use dispatcher::{Call, Dispatch, Dispatcher, Listen, Reply, ReplyKind, Scope, StateKeys};
+pub use dispatcher::{
+    Call, Dispatch, Dispatcher, Listen, Reply, ReplyKind, Scope, StateKeys, WorkerState,
+};
 pub use envelope::{Envelope, HttpHeaders};
 pub use methods::server_capabilities;
 pub use protection::Protection;

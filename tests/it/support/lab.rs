@@ -11,7 +11,8 @@
 //!   notifications).
 //! - `needs_text`: a tool whose required argument may be missing.
 //! - `ask_forever`: asks again every round, carrying a state (for the round cap).
-//! - `boom`: panics. `slow`: sleeps far longer than the test request timeout.
+//! - `boom`: panics. `slow`: sleeps far longer than the test request timeout. `nap`: sleeps
+//!   20 ms, then completes (a handler that cannot finish in its first poll).
 //! - `chatty`: progress and logs at every level, then completes. `quiet`: completes at once.
 //! - `regional`: arguments mirrored into `Mcp-Param-Region` / `Mcp-Param-Count`.
 //! - `publish`: publishes a change of the tenant's lists (`{"list": "tools"|"prompts"|…}`).
@@ -151,6 +152,13 @@ pub(crate) fn catalog(probe: &Probe) -> Catalog {
         .tool(fn_tool(
             ToolDescriptor::new("chatty", "Progress and logs, then a result.", any_args()),
             |ctx, _args| async move { chatty(ctx).await },
+        ))
+        .tool(fn_tool(
+            ToolDescriptor::new("nap", "Sleeps 20 ms, then completes.", any_args()),
+            |_ctx, _args| async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Ok(CallToolResult::text("rested").into())
+            },
         ))
         .tool(fn_tool(
             ToolDescriptor::new("quiet", "Completes at once.", any_args()),

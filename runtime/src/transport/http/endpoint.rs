@@ -271,10 +271,17 @@ async fn dispatch(
         cancel,
         shim: None,
     };
-    let reply = dispatcher.0.send(Dispatch(call));
     Ok(match notifications {
+        // One JSON reply: run on this task when the worker can (no actor hop).
         None => {
-            let reply = reply.await.unwrap_or_else(|_| Reply::unavailable());
+            let reply = match dispatcher.state.run(call) {
+                Ok(run) => run.await,
+                Err(call) => dispatcher
+                    .actor
+                    .send(Dispatch(*call))
+                    .await
+                    .unwrap_or_else(|_| Reply::unavailable()),
+            };
             in_flight.finish();
             frame(service, &id, reply, &tenant, Era::Modern)
         }
@@ -284,7 +291,7 @@ async fn dispatch(
                 tenant,
                 id,
                 Era::Modern,
-                Box::pin(reply),
+                Box::pin(dispatcher.actor.send(Dispatch(call))),
                 rx,
                 in_flight,
             )

@@ -22,7 +22,7 @@ use actix::{Actor, Addr};
 use actix_web::web;
 use tokio_util::sync::CancellationToken;
 
-use crate::dispatch::{Dispatcher, RuntimeConfig, StateKeys};
+use crate::dispatch::{Dispatcher, RuntimeConfig, StateKeys, WorkerState};
 use crate::legacy::Legacy;
 use crate::tenancy::{Authenticator, TenantDirectory};
 
@@ -118,28 +118,39 @@ impl McpService {
         &self.legacy
     }
 
-    /// This worker's Dispatcher, started on first use on this thread.
-    fn worker_dispatcher(&self) -> Addr<Dispatcher> {
+    /// This worker's Dispatcher and the state it shares with the endpoint, started on first
+    /// use on this thread.
+    fn worker_dispatcher(&self) -> WorkerDispatcher {
         thread_local! {
-            static DISPATCHERS: RefCell<HashMap<u64, Addr<Dispatcher>>> = RefCell::new(HashMap::new());
+            static DISPATCHERS: RefCell<HashMap<u64, WorkerDispatcher>> = RefCell::new(HashMap::new());
         }
         DISPATCHERS.with(|d| {
             d.borrow_mut()
                 .entry(self.id)
-                .or_insert_with(|| Dispatcher::new(self.runtime.clone(), self.keys.clone()).start())
+                .or_insert_with(|| {
+                    let state = WorkerState::new(self.runtime.clone(), self.keys.clone());
+                    WorkerDispatcher {
+                        actor: Dispatcher::with_state(state.clone()).start(),
+                        state,
+                    }
+                })
                 .clone()
         })
     }
 }
 
-/// The worker's Dispatcher, as app data.
+/// The worker's Dispatcher, as app data: its actor, and the state requests run with on their
+/// own task (`WorkerState::run`).
 #[derive(Clone)]
-pub(crate) struct WorkerDispatcher(pub(crate) Addr<Dispatcher>);
+pub(crate) struct WorkerDispatcher {
+    pub(crate) actor: Addr<Dispatcher>,
+    pub(crate) state: WorkerState,
+}
 
 /// Registers the MCP endpoint, `/healthz`, `/readyz`, `/metrics` and JSON 404s.
 pub fn configure(service: Arc<McpService>) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
-        let dispatcher = WorkerDispatcher(service.worker_dispatcher());
+        let dispatcher = service.worker_dispatcher();
         cfg.app_data(web::Data::from(service))
             .app_data(web::Data::new(dispatcher))
             .route("/healthz", web::get().to(health::healthz))
