@@ -12,6 +12,7 @@
 //! `Connection: close` (or a broken, timed-out or refused connection) is not reused, and the
 //! next request opens a new one.
 
+use std::io::Write as _;
 use std::time::Duration;
 
 use actix_web::http::Uri;
@@ -113,10 +114,8 @@ impl Connection {
         self.output.clear();
         self.output.extend_from_slice(&self.head);
         self.output.extend_from_slice(name.as_bytes());
-        self.output.extend_from_slice(b"\r\ncontent-length: ");
-        self.output
-            .extend_from_slice(body.len().to_string().as_bytes());
-        self.output.extend_from_slice(b"\r\n\r\n");
+        // Writing to a Vec cannot fail.
+        let _ = write!(self.output, "\r\ncontent-length: {}\r\n\r\n", body.len());
         self.output.extend_from_slice(body.as_bytes());
         let Connection {
             stream,

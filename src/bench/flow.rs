@@ -169,34 +169,11 @@ fn string(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
         .map(|t| t.0)
 }
 
-/// The first item of `content`, read without building the others.
-struct FirstItem<'a>(Option<ContentItem<'a>>);
-
+/// A content item, read only for its `text`.
 #[derive(Deserialize)]
 struct ContentItem<'a> {
     #[serde(borrow)]
     text: Option<&'a RawValue>,
-}
-
-impl<'de> Deserialize<'de> for FirstItem<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = FirstItem<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an array of content items")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Self::Value, A::Error> {
-                let first = seq.next_element()?;
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(FirstItem(first))
-            }
-        }
-        d.deserialize_seq(Visitor)
-    }
 }
 
 /// How strict the `resultType` check is.
@@ -258,8 +235,8 @@ fn check_result_type(
 fn check_text(result: &ResultView<'_>, want: &str) -> Result<(), CheckError> {
     let got = result
         .content
-        .and_then(|c| serde_json::from_str::<FirstItem<'_>>(c.get()).ok())
-        .and_then(|first| string(first.0?.text));
+        .and_then(|c| serde_json::from_str::<Vec<ContentItem<'_>>>(c.get()).ok())
+        .and_then(|items| string(items.first()?.text));
     if got.as_deref() == Some(want) {
         Ok(())
     } else {

@@ -425,7 +425,7 @@ impl Client {
     /// POSTs `body` with the MCP headers of a `tools/call` of `name`.
     async fn post(&mut self, name: &str, body: String) -> Timed<(u16, Bytes)> {
         let started = Instant::now();
-        let outcome = self.send(name, body).await;
+        let outcome = self.connection.post(name, &body).await;
         let ended = Instant::now();
         if matches!(outcome, Err(CheckError::Transport(_))) && ended < self.plan.end {
             // A refused or broken connection fails fast: do not spin on it.
@@ -436,10 +436,6 @@ impl Client {
             ended,
             outcome,
         }
-    }
-
-    async fn send(&mut self, name: &str, body: String) -> Result<(u16, Bytes), CheckError> {
-        self.connection.post(name, &body).await
     }
 }
 

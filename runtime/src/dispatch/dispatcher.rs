@@ -294,6 +294,11 @@ impl WorkerState {
         }))
     }
 
+    /// The KeyManager, when this worker seals.
+    fn key_manager(&self) -> Option<Addr<KeyManager>> {
+        self.0.keys.borrow().as_ref().map(|k| k.key_manager.clone())
+    }
+
     /// The protection `call` needs, or `None` when its tenant's ring must first be fetched.
     fn protection(&self, call: &Call) -> Option<Protection> {
         // Only the methods that may carry a state need the tenant's key ring.
@@ -371,9 +376,8 @@ impl Actor for Dispatcher {
     type Context = actix::Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        if let Some(keys) = &*self.worker.0.keys.borrow() {
-            keys.key_manager
-                .do_send(Subscribe(ctx.address().recipient()));
+        if let Some(key_manager) = self.worker.key_manager() {
+            key_manager.do_send(Subscribe(ctx.address().recipient()));
         }
     }
 }
@@ -396,13 +400,7 @@ impl Handler<Dispatch> for Dispatcher {
         if let Some(protection) = self.worker.protection(&call) {
             return Box::pin(dispatch(call, protection, config));
         }
-        let key_manager = self
-            .worker
-            .0
-            .keys
-            .borrow()
-            .as_ref()
-            .map(|k| k.key_manager.clone());
+        let key_manager = self.worker.key_manager();
         Box::pin(async move {
             let protection = match fetch_ring(key_manager, &call, &config).await {
                 Some(p) => p,

@@ -274,14 +274,7 @@ async fn dispatch(
     Ok(match notifications {
         // One JSON reply: run on this task when the worker can (no actor hop).
         None => {
-            let reply = match dispatcher.state.run(call) {
-                Ok(run) => run.await,
-                Err(call) => dispatcher
-                    .actor
-                    .send(Dispatch(*call))
-                    .await
-                    .unwrap_or_else(|_| Reply::unavailable()),
-            };
+            let reply = dispatcher.reply(call).await;
             in_flight.finish();
             frame(service, &id, reply, &tenant, Era::Modern)
         }

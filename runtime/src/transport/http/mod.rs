@@ -22,7 +22,7 @@ use actix::{Actor, Addr};
 use actix_web::web;
 use tokio_util::sync::CancellationToken;
 
-use crate::dispatch::{Dispatcher, RuntimeConfig, StateKeys, WorkerState};
+use crate::dispatch::{Call, Dispatch, Dispatcher, Reply, RuntimeConfig, StateKeys, WorkerState};
 use crate::legacy::Legacy;
 use crate::tenancy::{Authenticator, TenantDirectory};
 
@@ -145,6 +145,22 @@ impl McpService {
 pub(crate) struct WorkerDispatcher {
     pub(crate) actor: Addr<Dispatcher>,
     pub(crate) state: WorkerState,
+}
+
+impl WorkerDispatcher {
+    /// The reply to `call`, for a request answered with one JSON body: run on this task when
+    /// the worker's state has what it needs, else through the actor, which first fetches the
+    /// tenant's key ring.
+    pub(crate) async fn reply(&self, call: Call) -> Reply {
+        match self.state.run(call) {
+            Ok(run) => run.await,
+            Err(call) => self
+                .actor
+                .send(Dispatch(*call))
+                .await
+                .unwrap_or_else(|_| Reply::unavailable()),
+        }
+    }
 }
 
 /// Registers the MCP endpoint, `/healthz`, `/readyz`, `/metrics` and JSON 404s.
