@@ -15,7 +15,7 @@ use h2::RecvStream;
 use serde_json::Value;
 use tokio::net::TcpStream;
 
-use super::{find, parse_block};
+use super::replies::{find, parse_block};
 
 /// How long any one step of an h2c exchange may take before the test fails.
 pub(crate) const WAIT: Duration = Duration::from_secs(10);

@@ -21,8 +21,11 @@ use roundtrip_runtime::tenancy::{Tenant, TenantSettings};
 use roundtrip_tenants::{AuthMode, Slug, TenantSpec};
 use serde_json::{json, Value};
 
+use super::replies::{find, parse_block, parse_sse, Reply};
+use super::requests::Req;
 use super::schema::{assert_valid_in, Revision};
-use super::{find, parse_block, Reply, Req, Sent, Server};
+use super::server::Server;
+use super::wire_checks::Sent;
 
 /// The newest legacy version, the one a session gets unless it asks for another served one.
 pub(crate) const LEGACY_VERSION: &str = "2025-11-25";
@@ -560,7 +563,7 @@ pub(crate) fn check_legacy_reply(reply: &Reply) {
     let sent = reply.sent.body.as_ref();
     if reply.is_sse() {
         assert_eq!(reply.status, 200, "an SSE reply is HTTP 200");
-        let events = super::parse_sse(&reply.body);
+        let events = parse_sse(&reply.body);
         for (i, event) in events.iter().enumerate() {
             check_legacy(sent, event);
             if event.get("method").is_none() {

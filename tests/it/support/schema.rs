@@ -2,7 +2,8 @@
 //! copies of `shared/spec`, so a clean clone is self-contained).
 //!
 //! A definition is checked by compiling `{"$ref": "#/$defs/<Name>", "$defs": …}` once per name;
-//! the compiled validators are kept for the whole test binary.
+//! the compiled validators are kept for the whole test binary. `self_check` at the end shows the
+//! check rejects what the spec forbids.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -133,4 +134,61 @@ pub(crate) fn error_def(code: i64) -> Option<(&'static str, bool)> {
         -32603 => ("InternalError", false),
         _ => return None,
     })
+}
+
+/// The checks themselves: a schema check that accepted everything would make every test pass.
+mod self_check {
+    use serde_json::json;
+
+    use super::assert_valid;
+
+    fn rejects(def: &str, value: serde_json::Value) {
+        let outcome = std::panic::catch_unwind(|| assert_valid(def, &value));
+        assert!(outcome.is_err(), "{def} accepted {value}");
+    }
+
+    #[test]
+    fn the_schema_check_accepts_well_formed_messages() {
+        assert_valid(
+            "JSONRPCResultResponse",
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}),
+        );
+        assert_valid(
+            "HeaderMismatchError",
+            &json!({"jsonrpc": "2.0", "id": "a", "error": {"code": -32020, "message": "m"}}),
+        );
+        assert_valid(
+            "JSONRPCErrorResponse",
+            &json!({"jsonrpc": "2.0", "error": {"code": -32700, "message": "m"}}),
+        );
+    }
+
+    #[test]
+    fn the_schema_check_rejects_what_the_spec_forbids() {
+        rejects(
+            "JSONRPCResultResponse",
+            json!({"jsonrpc": "2.0", "id": 1, "result": {}}),
+        );
+        rejects(
+            "JSONRPCErrorResponse",
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "m"}}),
+        );
+        rejects(
+            "JSONRPCResponse",
+            json!({"jsonrpc": "2.0", "id": 1.5, "result": {"resultType": "complete"}}),
+        );
+        rejects(
+            "HeaderMismatchError",
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32021, "message": "m"}}),
+        );
+        rejects(
+            "MissingRequiredClientCapabilityError",
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32021, "message": "m"}}),
+        );
+        rejects(
+            "DiscoverResult",
+            json!({"resultType": "complete", "supportedVersions": [], "capabilities": {}, "ttlMs": 1, "cacheScope": "shared"}),
+        );
+        rejects("InputRequest", json!({"method": "ping", "params": {}}));
+    }
 }
