@@ -1,7 +1,8 @@
 //! Roundtrip's integration tests: one binary, a module per feature. Every test starts its own
 //! server on port 0 (see `support`), talks to it over HTTP/1.1 with `awc` (over h2c with the
 //! `h2` crate, see `support::h2c_client`), and every message the server sends is checked
-//! against the committed MCP 2026-07-28 schema.
+//! against the committed MCP 2026-07-28 schema (2025-11-25 in a legacy session, see
+//! `support::legacy_client`).
 
 mod support;
 

@@ -6,7 +6,8 @@
 //! framing, the committed 2025-11-25 schema (`tests/schema/2025-11-25/schema.json`; the generic
 //! type and the method's own), the request id echoed, and no modern-only fields (`resultType`,
 //! `ttlMs`, `cacheScope`) on results or errors. Server-to-client requests (the shim's legs)
-//! must have a `"roundtrip-N"` id and one of the methods the shim relays.
+//! must have a `"roundtrip-N"` id and one of the methods the shim relays. `self_check` at the
+//! end shows the check rejects modern-only fields and bad leg ids.
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -578,4 +579,29 @@ pub(crate) fn check_legacy_reply(reply: &Reply) {
     }
     let message = reply.json();
     check_legacy(sent, &message);
+}
+
+/// The checks themselves: a legacy check that accepted everything would make every test pass.
+mod self_check {
+    use serde_json::json;
+
+    use super::{check_legacy, legacy_call};
+
+    #[test]
+    fn the_legacy_check_rejects_modern_only_fields_and_bad_leg_ids() {
+        let call = legacy_call(1, "quiet", json!({}));
+        check_legacy(
+            Some(&call),
+            &json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}),
+        );
+        for bad in [
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [], "resultType": "complete"}}),
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"content": []}}),
+            json!({"jsonrpc": "2.0", "id": 7, "method": "roots/list"}),
+            json!({"jsonrpc": "2.0", "id": "roundtrip-1", "method": "elicitation/create", "params": {}}),
+        ] {
+            let outcome = std::panic::catch_unwind(|| check_legacy(Some(&call), &bad));
+            assert!(outcome.is_err(), "the legacy check accepted {bad}");
+        }
+    }
 }
