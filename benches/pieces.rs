@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::time::SystemTime;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use roundtrip_runtime::dispatch::envelope::{self, HttpCheck, HttpHeaders};
+use roundtrip_runtime::dispatch::envelope::{self, HeaderText, HttpCheck, HttpHeaders};
 use roundtrip_runtime::dispatch::gate;
 use roundtrip_runtime::handler::{Catalog, Tenant};
 use roundtrip_runtime::protocol::input::{InputRequest, InputRequests};
@@ -24,9 +24,9 @@ const ECHO_BODY: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","para
 fn envelope(c: &mut Criterion) {
     let catalog = roundtrip::catalogs::build(&["examples".into()]).expect("examples catalog");
     let headers = HttpHeaders {
-        protocol_version: Some("2026-07-28"),
-        method: Some("tools/call"),
-        name: Some("echo"),
+        protocol_version: Some(HeaderText::Text("2026-07-28")),
+        method: Some(HeaderText::Text("tools/call")),
+        name: Some(HeaderText::Text("echo")),
         params: Vec::new(),
     };
     c.bench_function("envelope/parse_and_check", |b| {

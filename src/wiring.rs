@@ -117,7 +117,10 @@ pub async fn dispatching(
     });
     for slug in registry.slugs() {
         // A tenant that keeps states longer keeps a rotated key verifiable as long.
-        if let Some(ttl) = registry.tenant(&slug).and_then(|t| t.settings().state_ttl) {
+        if let Some(ttl) = registry
+            .tenant(&slug)
+            .and_then(|t| t.view().settings().state_ttl)
+        {
             let grace = ttl + policy.clock_skew;
             key_manager
                 .send(SetTenantGrace {
@@ -232,7 +235,7 @@ mod tests {
         let shim = |slug: &str| {
             registry
                 .tenant(slug)
-                .map(|t| t.settings().legacy_shim)
+                .map(|t| t.view().settings().legacy_shim)
                 .expect("tenant")
         };
         assert!(!shim("demo"));

@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-pub use crate::handler::{ListChanged, Principal, Tenant, TenantSettings};
+pub use crate::handler::{
+    Allow, Grants, ListChanged, Principal, Tenant, TenantConfig, TenantSettings, TenantView,
+};
 
 /// Why a request was not authenticated. The client sees only 401; the reason is logged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

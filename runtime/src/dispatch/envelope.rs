@@ -25,14 +25,40 @@ const REMOVED_METHODS: &[&str] = &[
 ];
 
 /// The MCP headers of an HTTP request (absent on stdio), borrowed from the request: they
-/// are only compared with the body, never kept.
+/// are only compared with the body, never kept. `None` is a header not sent.
 #[derive(Debug, Clone, Default)]
 pub struct HttpHeaders<'a> {
-    pub protocol_version: Option<&'a str>,
-    pub method: Option<&'a str>,
-    pub name: Option<&'a str>,
-    /// `Mcp-Param-{Name}` headers: `{Name}` lower-cased, and the raw value.
-    pub params: Vec<(&'a str, &'a str)>,
+    /// `MCP-Protocol-Version`.
+    pub protocol_version: Option<HeaderText<'a>>,
+    /// `Mcp-Method`.
+    pub method: Option<HeaderText<'a>>,
+    /// `Mcp-Name`.
+    pub name: Option<HeaderText<'a>>,
+    /// `Mcp-Param-{Name}` headers: `{Name}` lower-cased, and the value.
+    pub params: Vec<(&'a str, HeaderText<'a>)>,
+}
+
+/// A header value as it arrived: text, or bytes that are not visible ASCII. A value that is
+/// not ASCII (raw UTF-8, say) must travel base64-wrapped (`=?base64?…?=`); such a header is
+/// refused as invalid, never taken for a missing one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderText<'a> {
+    /// Visible ASCII, as sent.
+    Text(&'a str),
+    /// Present, but not visible ASCII.
+    Invalid,
+}
+
+impl<'a> HeaderText<'a> {
+    /// The text, or the error naming the header `name` that is not valid.
+    fn text(self, name: &str) -> Result<&'a str, McpError> {
+        match self {
+            HeaderText::Text(t) => Ok(t),
+            HeaderText::Invalid => Err(McpError::header_mismatch(format!(
+                "{name} header is not valid: a value that is not ASCII must be base64-wrapped (=?base64?...?=)"
+            ))),
+        }
+    }
 }
 
 /// What the HTTP checks need: the headers, and the catalog whose tools say which arguments
@@ -43,14 +69,31 @@ pub struct HttpCheck<'a> {
     pub catalog: &'a Catalog,
 }
 
-/// A request that passed the envelope checks.
+/// A request that passed the envelope checks: only [`check_modern`] makes one, so a modern
+/// call built from it cannot have skipped them.
 #[derive(Debug, Clone)]
 pub struct Envelope {
-    pub version: ProtocolVersion,
-    pub meta: RequestMeta,
+    version: ProtocolVersion,
+    meta: RequestMeta,
 }
 
 impl Envelope {
+    /// The protocol version the request speaks.
+    pub fn version(&self) -> ProtocolVersion {
+        self.version
+    }
+
+    /// The request's `_meta` envelope.
+    pub fn meta(&self) -> &RequestMeta {
+        &self.meta
+    }
+
+    /// The `_meta` envelope, taken: its capabilities move into the call rather than being
+    /// copied.
+    pub(crate) fn into_meta(self) -> RequestMeta {
+        self.meta
+    }
+
     /// Progress or log notifications may precede the result, so the transport must be ready
     /// to stream.
     pub fn may_notify(&self) -> bool {
@@ -109,7 +152,11 @@ fn check_tool_param_headers(request: &Request, http: HttpCheck<'_>) -> Result<()
 }
 
 fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Result<(), McpError> {
-    match h.protocol_version.map(str::trim) {
+    let version = h
+        .protocol_version
+        .map(|v| v.text("MCP-Protocol-Version"))
+        .transpose()?;
+    match version.map(str::trim) {
         None => {
             return Err(McpError::header_mismatch(
                 "Missing MCP-Protocol-Version header",
@@ -123,7 +170,8 @@ fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Resu
         }
         Some(_) => {}
     }
-    match h.method.map(str::trim) {
+    let method = h.method.map(|m| m.text("Mcp-Method")).transpose()?;
+    match method.map(str::trim) {
         None => return Err(McpError::header_mismatch("Missing Mcp-Method header")),
         Some(m) if m != request.method => {
             return Err(McpError::header_mismatch(format!(
@@ -140,7 +188,7 @@ fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Resu
                 request.method
             )));
         };
-        let header_name = decode_header_value(raw)?;
+        let header_name = decode_header_value(raw.text("Mcp-Name")?)?;
         if header_name != body_name {
             return Err(McpError::header_mismatch(format!(
                 "Mcp-Name header '{header_name}' does not match body value '{body_name}'"
@@ -207,7 +255,7 @@ pub fn check_param_headers(
                 )))
             }
             (Some(body), Some(raw)) => {
-                let value = decode_header_value(raw)?;
+                let value = decode_header_value(raw.text(&format!("Mcp-Param-{}", p.header))?)?;
                 if !header_matches(p.kind, &value, body) {
                     return Err(McpError::header_mismatch(format!(
                         "Mcp-Param-{} header value does not match argument '{}'",
@@ -269,9 +317,9 @@ mod tests {
 
     fn headers<'a>(version: &'a str, method: &'a str, name: Option<&'a str>) -> HttpHeaders<'a> {
         HttpHeaders {
-            protocol_version: Some(version),
-            method: Some(method),
-            name,
+            protocol_version: Some(HeaderText::Text(version)),
+            method: Some(HeaderText::Text(method)),
+            name: name.map(HeaderText::Text),
             params: vec![],
         }
     }
@@ -315,6 +363,23 @@ mod tests {
     }
 
     #[test]
+    fn an_mcp_name_that_is_not_ascii_is_invalid_not_missing() {
+        let r = request(
+            "tools/call",
+            json!({"name": "héllo", "_meta": meta("2026-07-28")}),
+        );
+        let mut h = headers("2026-07-28", "tools/call", None);
+        h.name = Some(HeaderText::Invalid);
+        let e = check(&r, &h).expect_err("invalid");
+        assert_eq!(e.code.code(), -32020);
+        assert!(
+            e.message.contains("Mcp-Name header is not valid") && e.message.contains("base64"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
     fn initialize_is_a_removed_method_even_without_meta_and_names_the_versions() {
         let r = request(
             "initialize",
@@ -334,7 +399,7 @@ mod tests {
         }];
         let args = json!({"count": 42});
         let h = HttpHeaders {
-            params: vec![("count", "042")],
+            params: vec![("count", HeaderText::Text("042"))],
             ..Default::default()
         };
         assert!(check_param_headers(&p, args.as_object(), &h).is_ok());
@@ -348,7 +413,7 @@ mod tests {
             kind: HeaderKind::String,
         }];
         let h = HttpHeaders {
-            params: vec![("region", "eu")],
+            params: vec![("region", HeaderText::Text("eu"))],
             ..Default::default()
         };
         assert!(check_param_headers(&p, None, &h).is_err());

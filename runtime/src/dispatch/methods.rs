@@ -5,11 +5,11 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
-use super::dispatcher::{Call, Listen};
-use crate::handler::Catalog;
+use super::call::Call;
+use super::reply::{Following, Listen};
+use crate::handler::{Catalog, TenantView};
 use crate::protocol::result::{to_object, Completion};
 use crate::protocol::{Era, McpError, ProtocolVersion};
-use crate::tenancy::Tenant;
 
 /// Most completion values one answer carries (the spec's cap).
 const MAX_COMPLETIONS: usize = 100;
@@ -17,7 +17,7 @@ const MAX_COMPLETIONS: usize = 100;
 /// `server/discover`: versions, capabilities (only what the catalog really has), caching
 /// hints. `serverInfo` goes into `_meta` when the result is stamped.
 pub(crate) fn discover(call: &Call) -> Map<String, Value> {
-    let tenant = &call.tenant;
+    let view = &call.view;
     let caps = server_capabilities(&call.catalog);
     let mut out = Map::new();
     out.insert(
@@ -25,10 +25,10 @@ pub(crate) fn discover(call: &Call) -> Map<String, Value> {
         json!(ProtocolVersion::MODERN_STRS),
     );
     out.insert("capabilities".into(), Value::Object(caps));
-    if let Some(instructions) = tenant.instructions() {
+    if let Some(instructions) = view.instructions() {
         out.insert("instructions".into(), json!(instructions));
     }
-    cache_hints(&mut out, tenant);
+    cache_hints(&mut out, view);
     out
 }
 
@@ -86,13 +86,13 @@ pub(crate) fn list(method: &str, call: &Call) -> Result<Map<String, Value>, McpE
     let mut out = Map::new();
     out.insert(key.into(), Value::clone(items));
     if call.scope.era == Era::Modern {
-        cache_hints(&mut out, &call.tenant);
+        cache_hints(&mut out, &call.view);
     }
     Ok(out)
 }
 
-fn cache_hints(out: &mut Map<String, Value>, tenant: &Tenant) {
-    let ttl = u64::try_from(tenant.settings().list_ttl.as_millis()).unwrap_or(u64::MAX);
+fn cache_hints(out: &mut Map<String, Value>, view: &TenantView) {
+    let ttl = u64::try_from(view.settings().list_ttl.as_millis()).unwrap_or(u64::MAX);
     out.insert("ttlMs".into(), json!(ttl));
     out.insert("cacheScope".into(), json!("private"));
 }
@@ -199,12 +199,15 @@ pub(crate) fn listen(call: &Call) -> Result<Listen, McpError> {
             ))
         }
     };
-    Ok(Listen::new(
-        call.request.id.clone(),
-        call.tenant.subscribe(),
+    let following = Following {
         tools,
         prompts,
         resources,
         uris,
+    };
+    Ok(Listen::new(
+        call.request.id.clone(),
+        call.tenant.subscribe(),
+        following,
     ))
 }

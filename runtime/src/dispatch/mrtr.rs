@@ -10,7 +10,7 @@ use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::dispatcher::Call;
+use super::call::Call;
 use super::gate;
 use super::protection::{Opened, Protection};
 use crate::handler::{Arguments, Catalog, Context, HandlerError, InputRequired, Outcome};
@@ -165,7 +165,7 @@ fn input_required(
     Ok(InputRequiredResult::new(
         requests,
         sealed,
-        call.tenant.shared_server_info(),
+        call.view.shared_server_info(),
     ))
 }
 

@@ -8,21 +8,23 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use actix::Addr;
+use actix::Recipient;
 
-use crate::handler::Tenant;
+use crate::handler::TenantSettings;
 use crate::protocol::McpError;
-use crate::sealing::{self, Binding, KeyManager, KeyRing, Rotate, SealPolicy};
+use crate::sealing::{self, Binding, KeyRing, Rotate, SealPolicy};
 
 /// How this request's state is protected.
 #[derive(Debug, Clone)]
-pub enum Protection {
+pub(crate) enum Protection {
+    /// The state is the handler's string, untouched.
     PassThrough,
+    /// AES-256-GCM under the tenant's ring.
     Sealed {
         policy: SealPolicy,
         ring: Arc<KeyRing>,
         /// Told when the ring's active key has sealed enough to be rotated.
-        key_manager: Addr<KeyManager>,
+        rotation: Recipient<Rotate>,
     },
 }
 
@@ -34,21 +36,22 @@ pub(crate) struct Opened {
 }
 
 impl Protection {
-    /// Sealing under `tenant`'s ring, with the tenant's own state lifetime if it has one.
+    /// Sealing under a tenant's ring, with the tenant's own state lifetime if its settings
+    /// give one.
     pub(crate) fn sealed(
         policy: &SealPolicy,
-        tenant: &Tenant,
+        settings: &TenantSettings,
         ring: Arc<KeyRing>,
-        key_manager: Addr<KeyManager>,
+        rotation: Recipient<Rotate>,
     ) -> Protection {
         let mut policy = policy.clone();
-        if let Some(ttl) = tenant.settings().state_ttl {
+        if let Some(ttl) = settings.state_ttl {
             policy.ttl = ttl;
         }
         Protection::Sealed {
             policy,
             ring,
-            key_manager,
+            rotation,
         }
     }
 
@@ -86,7 +89,7 @@ impl Protection {
             Protection::Sealed {
                 policy,
                 ring,
-                key_manager,
+                rotation,
             } => {
                 let sealed = sealing::seal(ring, policy, binding, round, state, SystemTime::now())
                     .map_err(|e| {
@@ -97,7 +100,7 @@ impl Protection {
                     // Random nonces are safe for a bounded number of seals per key: the first
                     // worker to see the limit asks once (and `if_kid` makes a late ask a
                     // no-op). The grace covers this tenant's own state lifetime.
-                    key_manager.do_send(Rotate {
+                    rotation.do_send(Rotate {
                         tenant: binding.tenant.to_owned(),
                         if_kid: Some(ring.active().kid().to_owned()),
                         grace: Some(policy.ttl + policy.clock_skew),

@@ -7,59 +7,30 @@
 //! `inputResponses` or `requestState` a legacy client puts in its request is ignored: only
 //! the runtime feeds a handler answers and state on this path.
 
-use std::sync::Arc;
-
-use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use super::dispatcher::Call;
+use super::call::Call;
 use super::mrtr;
+use super::relay::{NoRelay, Shim};
 use crate::handler::Outcome;
-use crate::protocol::input::{InputRequests, InputResponses};
+use crate::protocol::input::InputResponses;
 use crate::protocol::McpError;
 
 /// Why a shim flow failed, as `error.data.reason` names it.
-pub mod reason {
-    pub const SHIM_DISABLED: &str = "shim_disabled";
-    pub const NO_STREAM: &str = "no_stream";
-    pub const MISSING_CAPABILITIES: &str = "missing_capabilities";
-    pub const ROUND_LIMIT: &str = "round_limit";
-    pub const CLIENT_ERROR: &str = "client_error";
-    pub const LEG_TIMEOUT: &str = "leg_timeout";
-    pub const STREAM_CLOSED: &str = "stream_closed";
-    pub const SESSION_ENDED: &str = "session_ended";
-}
-
-/// How the shim reaches the client of a legacy session: sends one round's requests and
-/// returns the answers under the same keys, or the error that ended the round.
-#[async_trait(?Send)]
-pub trait Relay: Send + Sync + std::fmt::Debug {
-    async fn relay(&self, requests: InputRequests) -> Result<InputResponses, McpError>;
-}
-
-/// What a legacy request's shim may do.
-#[derive(Debug, Clone)]
-pub struct Shim {
-    /// The way to the client, or why there is none.
-    pub relay: Result<Arc<dyn Relay>, NoRelay>,
-    /// Fulfilment rounds before the flow is stopped.
-    pub max_rounds: u32,
-    /// Bound on each handler run (the waits for the client are bounded per leg).
-    pub run_timeout: std::time::Duration,
-}
-
-/// Why a legacy request's input requests cannot reach its client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoRelay {
-    /// The tenant turned the shim off.
-    Disabled,
-    /// The request does not accept `text/event-stream`, where input requests travel.
-    NoStream,
+pub(crate) mod reason {
+    pub(crate) const SHIM_DISABLED: &str = "shim_disabled";
+    pub(crate) const NO_STREAM: &str = "no_stream";
+    pub(crate) const MISSING_CAPABILITIES: &str = "missing_capabilities";
+    pub(crate) const ROUND_LIMIT: &str = "round_limit";
+    pub(crate) const CLIENT_ERROR: &str = "client_error";
+    pub(crate) const LEG_TIMEOUT: &str = "leg_timeout";
+    pub(crate) const STREAM_CLOSED: &str = "stream_closed";
+    pub(crate) const SESSION_ENDED: &str = "session_ended";
 }
 
 /// The refusal a legacy request gets when its handler asks for input and the shim cannot
 /// relay it.
-pub fn refused(no: NoRelay) -> McpError {
+pub(crate) fn refused(no: NoRelay) -> McpError {
     let (why, reason) = match no {
         NoRelay::Disabled => (
             "this server does not relay input requests to legacy sessions",

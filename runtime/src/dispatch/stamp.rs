@@ -1,8 +1,8 @@
-//! `resultType` stamping and the result `_meta`, for modern results only. Pure.
+//! `resultType` stamping and the result `_meta`. Pure.
 //!
-//! Every modern result carries `resultType`: `"complete"` unless it already says otherwise
-//! (`"input_required"`, or an extension value such as `"task"`). Legacy results are left as
-//! the handler made them. Errors and notifications are never passed through here.
+//! Every modern result carries `resultType`: `"complete"`, or `"input_required"` from the
+//! three methods that may ask for input, and `_meta.serverInfo`. Legacy results carry
+//! neither. Errors and notifications are never passed through here.
 //!
 //! This module stamps results built as JSON objects. The two typed results, a modern
 //! `tools/call` result and an input-required result (`protocol::result`), are stamped by
@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use crate::protocol::meta::SERVER_INFO;
-use crate::protocol::{ClientCapabilities, Era, McpError, ResultType};
+use crate::protocol::{Era, McpError, ResultType};
 
 /// Methods that may answer input-required (SEP-2322).
 pub fn may_require_input(method: &str) -> bool {
@@ -28,17 +28,13 @@ pub fn input_required_not_allowed(method: &str) -> McpError {
     McpError::internal("Internal error: input-required is not allowed for this method")
 }
 
-/// The extension whose `resultType: "task"` a request must declare before it may get one.
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
-
 /// Stamps a result for `era`. A result that claims `input_required` from a method that may
-/// not return one, `task` other than for a `tools/call` that declared the tasks extension,
-/// or a value no one defined, is refused: the runtime never lets it reach the client.
+/// not return one, or any other value than `complete` (`task` among them: the tasks
+/// extension is not served here), is refused: the runtime never lets it reach the client.
 pub fn stamp(
     method: &str,
     result: &mut Map<String, Value>,
     era: Era,
-    declared: &ClientCapabilities,
     server_info: &Value,
 ) -> Result<(), McpError> {
     let claimed = result
@@ -49,9 +45,7 @@ pub fn stamp(
         return Err(input_required_not_allowed(method));
     }
     let refused = match &claimed {
-        Some(ResultType::Task) if method != "tools/call" || !declares_tasks(declared) => {
-            Some("a task result is for tools/call, and needs the tasks extension declared")
-        }
+        Some(ResultType::Task) => Some("a task result needs the tasks extension, not served here"),
         Some(ResultType::Other(_)) => Some("unknown resultType"),
         _ => None,
     };
@@ -85,34 +79,15 @@ pub fn stamp(
     Ok(())
 }
 
-fn declares_tasks(declared: &ClientCapabilities) -> bool {
-    declared
-        .as_map()
-        .get("extensions")
-        .and_then(Value::as_object)
-        .is_some_and(|e| e.contains_key(TASKS_EXTENSION))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
-    fn stamped_for(method: &str, v: Value, era: Era, caps: Value) -> Result<Value, McpError> {
-        let mut m = v.as_object().cloned().unwrap_or_default();
-        let caps = ClientCapabilities::new(caps.as_object().cloned().unwrap_or_default());
-        stamp(
-            method,
-            &mut m,
-            era,
-            &caps,
-            &json!({"name": "s", "version": "1"}),
-        )?;
-        Ok(Value::Object(m))
-    }
-
     fn stamped(method: &str, v: Value, era: Era) -> Result<Value, McpError> {
-        stamped_for(method, v, era, json!({}))
+        let mut m = v.as_object().cloned().unwrap_or_default();
+        stamp(method, &mut m, era, &json!({"name": "s", "version": "1"}))?;
+        Ok(Value::Object(m))
     }
 
     #[test]
@@ -124,35 +99,9 @@ mod tests {
     }
 
     #[test]
-    fn an_existing_task_result_type_is_kept_for_a_request_declaring_tasks() {
-        let caps = json!({"extensions": {TASKS_EXTENSION: {}}});
-        let v = stamped_for(
-            "tools/call",
-            json!({"resultType": "task"}),
-            Era::Modern,
-            caps,
-        )
-        .expect("ok");
-        assert_eq!(v["resultType"], "task");
-    }
-
-    #[test]
-    fn a_task_result_for_a_request_without_the_tasks_extension_is_refused() {
+    fn a_task_result_is_refused_since_the_tasks_extension_is_not_served() {
         let e =
             stamped("tools/call", json!({"resultType": "task"}), Era::Modern).expect_err("refused");
-        assert_eq!(e.code.code(), -32603);
-    }
-
-    #[test]
-    fn a_task_result_from_another_method_is_refused_even_with_the_extension() {
-        let caps = json!({"extensions": {TASKS_EXTENSION: {}}});
-        let e = stamped_for(
-            "prompts/get",
-            json!({"resultType": "task"}),
-            Era::Modern,
-            caps,
-        )
-        .expect_err("refused");
         assert_eq!(e.code.code(), -32603);
     }
 

@@ -10,10 +10,9 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::descriptor::{HeaderParam, ToolDescriptor};
+use super::principal::Allow;
 
-/// Values of a URI template's variables, by name.
-pub type TemplateVars = BTreeMap<String, String>;
-use super::traits::{MethodHandler, Prompt, Resource, ResourceTemplate, Tool};
+use super::traits::{MethodHandler, Prompt, Resource, ResourceTemplate, TemplateVars, Tool};
 
 struct ToolEntry {
     tool: Arc<dyn Tool>,
@@ -117,6 +116,26 @@ impl Catalog {
 
     pub fn templates_list(&self) -> &Arc<Value> {
         &self.lists.templates
+    }
+
+    /// This catalog with only what `allow` names, custom methods kept: what a grant-limited
+    /// principal sees and may call. Its lists are built anew, so callers cache it (see
+    /// `TenantView::catalog_for`).
+    pub fn restricted_to(&self, allow: &Allow) -> Catalog {
+        let mut builder = self.to_builder();
+        builder
+            .tools
+            .retain(|t| allow.tools.contains(&t.descriptor().name));
+        builder
+            .prompts
+            .retain(|p| allow.prompts.contains(&p.descriptor().name));
+        builder
+            .resources
+            .retain(|r| allow.resources.contains(&r.descriptor().uri));
+        builder
+            .templates
+            .retain(|t| allow.resources.contains(&t.descriptor().uri_template));
+        builder.build()
     }
 
     /// A builder holding everything in this catalog, to extend or trim it.

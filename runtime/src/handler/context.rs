@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc::{self, Receiver, Sender};
 use tokio_util::sync::CancellationToken;
 
-use super::tenant::{Principal, Tenant};
+use super::principal::Principal;
+use super::tenant::Tenant;
 use crate::protocol::input::{InputResponse, InputResponses};
 use crate::protocol::jsonrpc::{notification_bytes, request_bytes};
 use crate::protocol::{ClientCapabilities, Era, LogLevel, RequestId};

@@ -29,11 +29,12 @@ mod catalog;
 mod context;
 mod descriptor;
 mod outcome;
+mod principal;
 mod tenant;
 mod traits;
 
 pub use arguments::Arguments;
-pub use catalog::{Catalog, CatalogBuilder, TemplateVars};
+pub use catalog::{Catalog, CatalogBuilder};
 pub use context::{Context, ContextBuilder, Notifier, OutgoingMessage};
 pub use descriptor::{
     HeaderKind, HeaderParam, PromptDescriptor, ResourceDescriptor, TemplateDescriptor,
@@ -43,5 +44,8 @@ pub use outcome::{
     HandlerError, InputRequired, MethodOutcome, Outcome, PromptOutcome, ResourceOutcome,
     ToolOutcome,
 };
-pub use tenant::{ListChanged, Principal, Tenant, TenantSettings};
-pub use traits::{fn_prompt, fn_tool, MethodHandler, Prompt, Resource, ResourceTemplate, Tool};
+pub use principal::{Allow, Grants, Principal};
+pub use tenant::{ListChanged, Tenant, TenantConfig, TenantSettings, TenantView};
+pub use traits::{
+    fn_prompt, fn_tool, MethodHandler, Prompt, Resource, ResourceTemplate, TemplateVars, Tool,
+};

@@ -13,11 +13,13 @@ use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use super::arguments::Arguments;
-use super::catalog::TemplateVars;
 use super::context::Context;
 use super::descriptor::{PromptDescriptor, ResourceDescriptor, TemplateDescriptor, ToolDescriptor};
 use super::outcome::{MethodOutcome, PromptOutcome, ResourceOutcome, ToolOutcome};
 use crate::protocol::result::Completion;
+
+/// Values of a URI template's variables, by name: what a [`ResourceTemplate`] reads with.
+pub type TemplateVars = std::collections::BTreeMap<String, String>;
 
 /// A tool (`tools/call`). May return input-required.
 #[async_trait(?Send)]

@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::dispatch::server_capabilities;
-use crate::handler::{Catalog, Tenant};
+use crate::handler::{Catalog, TenantView};
 use crate::protocol::{ClientCapabilities, McpError, ProtocolVersion, Request};
 
 /// What a client said in `initialize`.
@@ -52,9 +52,9 @@ pub fn parse(request: &Request) -> Result<Initialize, McpError> {
     })
 }
 
-/// The `InitializeResult`: the negotiated version, what this tenant's catalog offers, who the
+/// The `InitializeResult`: the negotiated version, what the caller's catalog offers, who the
 /// server is. No `resultType`: legacy results carry none.
-pub fn result(init: &Initialize, tenant: &Tenant, catalog: &Catalog) -> Map<String, Value> {
+pub fn result(init: &Initialize, tenant: &TenantView, catalog: &Catalog) -> Map<String, Value> {
     let mut out = Map::new();
     out.insert("protocolVersion".into(), json!(init.version.as_str()));
     out.insert(

@@ -20,12 +20,13 @@ use std::sync::Arc;
 
 use actix::{Actor, Addr};
 use serde_json::{Map, Value};
+use tokio::sync::mpsc;
 
 pub use bridge::LegacyBridge;
 pub use session::Session;
 pub use sessions::{Full, SessionId, Sessions};
 
-use crate::handler::{Principal, Tenant};
+use crate::handler::{OutgoingMessage, Principal, Tenant};
 use handshake::Initialize;
 
 pub use crate::dispatch::LegacyConfig;
@@ -57,16 +58,16 @@ impl Legacy {
     }
 
     /// Begins a session on the current arbiter for what `initialize` said: its id, its
-    /// actor, and the result to answer `initialize` with. `expires: false` for a session that
-    /// lives as long as its transport (stdio).
+    /// actor, and the result to answer `initialize` with.
     pub fn begin(
         &self,
         init: Initialize,
         tenant: &Arc<Tenant>,
         principal: &Principal,
-        expires: bool,
+        on: SessionOn,
     ) -> Result<Begun, Full> {
-        let result = handshake::result(&init, tenant, &tenant.catalog());
+        let view = tenant.view();
+        let result = handshake::result(&init, &view, &view.catalog_for(principal));
         let client = init.client_name();
         let version = init.version;
         let (id, addr) = self
@@ -74,12 +75,11 @@ impl Legacy {
             .create(tenant.slug(), principal, version, |sid| {
                 let session =
                     Session::new(sid, tenant.clone(), principal.clone(), init, self.clone());
-                let session = if expires {
-                    session
-                } else {
-                    session.without_expiry()
-                };
-                session.start()
+                match on {
+                    SessionOn::Http => session,
+                    SessionOn::Stdio(output) => session.on_stdio(output),
+                }
+                .start()
             })
             .inspect_err(|full| tracing::warn!(%full, "initialize refused"))?;
         tracing::info!(
@@ -90,6 +90,18 @@ impl Legacy {
         );
         Ok(Begun { id, addr, result })
     }
+}
+
+/// Which transport a session lives on, which decides how long it lives and where its
+/// notifications go.
+#[derive(Debug)]
+pub enum SessionOn {
+    /// Streamable HTTP: the session expires when idle; its notifications go on the GET
+    /// streams the client opens.
+    Http,
+    /// stdio: the session lives as long as the process; its notifications go on this
+    /// channel, the process's output, from the start.
+    Stdio(mpsc::Sender<Box<OutgoingMessage>>),
 }
 
 /// A session `initialize` began.

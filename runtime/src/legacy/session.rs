@@ -23,13 +23,14 @@ use tokio_util::sync::CancellationToken;
 use super::bridge::ForgetSession;
 use super::handshake::Initialize;
 use super::relay::SessionRelay;
+#[cfg(test)]
+use super::SessionOn;
 use super::{Legacy, SessionId};
-use crate::dispatch::shim::NoRelay;
-use crate::dispatch::{dispatch, Call, Protection, Relay, Reply, Scope, Shim};
-use crate::handler::{ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
+use crate::dispatch::{dispatch, Call, Caller, NoRelay, Protection, Relay, Reply, Shim};
+use crate::handler::{Catalog, ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
 use crate::protocol::result::StampedResult;
 use crate::protocol::{
-    ClientCapabilities, Era, ErrorCode, LogLevel, McpError, Notification, Request, RequestId,
+    ClientCapabilities, ErrorCode, LogLevel, McpError, Notification, Request, RequestId,
 };
 
 /// Messages one GET stream may have queued; beyond it, notifications for it are dropped.
@@ -46,7 +47,10 @@ const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
 
 pub struct Session {
     id: SessionId,
+    /// The handle, not a view: every request reads the tenant as it is then.
     tenant: Arc<Tenant>,
+    /// The caller as its latest request authenticated it (its grants may have changed since
+    /// `initialize`; its id cannot).
     principal: Principal,
     client_capabilities: ClientCapabilities,
     log_level: LogLevel,
@@ -57,6 +61,8 @@ pub struct Session {
     following_tenant: bool,
     /// Whether idling ends the session (not on stdio, where the process is the session).
     expires: bool,
+    /// stdio: the process's output, the session's one stream for as long as it lives.
+    output: Option<mpsc::Sender<Box<OutgoingMessage>>>,
     /// Whether the client sent anything in the session after `initialize`.
     used: bool,
     /// Ended by the client: stops once its cancelled flows have answered.
@@ -95,6 +101,7 @@ impl Session {
             streams: Vec::new(),
             following_tenant: false,
             expires: true,
+            output: None,
             used: false,
             ending: false,
             last_active: Instant::now(),
@@ -103,9 +110,12 @@ impl Session {
         }
     }
 
-    /// A session that lives as long as its transport (stdio) rather than expiring.
-    pub fn without_expiry(mut self) -> Self {
+    /// A session on stdio: it lives as long as the process rather than expiring, and its
+    /// notifications (list changes, updates of subscribed resources) go to `output` from the
+    /// start, since stdio has no GET stream to open.
+    pub fn on_stdio(mut self, output: mpsc::Sender<Box<OutgoingMessage>>) -> Self {
         self.expires = false;
+        self.output = Some(output);
         self
     }
 
@@ -138,7 +148,8 @@ impl Session {
         self.last_active = Instant::now();
     }
 
-    /// Sends a session notification on one open GET stream (never on more than one).
+    /// Sends a session notification on one open stream (never on more than one): stdio's
+    /// output, or a GET stream.
     fn notify(&mut self, method: &'static str, params: Value) {
         self.streams.retain(|s| !s.is_closed());
         let message = OutgoingMessage {
@@ -146,7 +157,7 @@ impl Session {
             method,
             params,
         };
-        if let Some(stream) = self.streams.first() {
+        if let Some(stream) = self.output.as_ref().or(self.streams.first()) {
             if stream.try_send(Box::new(message)).is_err() {
                 tracing::debug!("session notification dropped: its stream is full");
             }
@@ -155,9 +166,9 @@ impl Session {
 
     /// The shim of one request: the session's relay on that request's own stream, unless
     /// the tenant turned the shim off or the request has no stream.
-    fn shim(&self, notifier: Option<&Notifier>) -> Shim {
+    fn shim(&self, caller: &Caller, notifier: Option<&Notifier>) -> Shim {
         let relay = match notifier {
-            _ if !self.tenant.settings().legacy_shim => Err(NoRelay::Disabled),
+            _ if !caller.view.settings().legacy_shim => Err(NoRelay::Disabled),
             None => Err(NoRelay::NoStream),
             Some(stream) => Ok(Arc::new(SessionRelay {
                 session: self.id.clone(),
@@ -174,10 +185,9 @@ impl Session {
         }
     }
 
-    /// Follows a resource of the catalog (an unknown URI is refused, as `resources/read`
-    /// would refuse it), up to `MAX_SUBSCRIPTIONS` of them.
-    fn subscribe(&mut self, uri: &str) -> Result<Map<String, Value>, McpError> {
-        let catalog = self.tenant.catalog();
+    /// Follows a resource of the caller's catalog (an unknown URI is refused, as
+    /// `resources/read` would refuse it), up to `MAX_SUBSCRIPTIONS` of them.
+    fn subscribe(&mut self, catalog: &Catalog, uri: &str) -> Result<Map<String, Value>, McpError> {
         if catalog.resource(uri).is_none() && catalog.template_for(uri).is_none() {
             return Err(McpError::resource_not_found(uri));
         }
@@ -193,6 +203,7 @@ impl Session {
     /// The session-level methods, answered from the session's own state.
     fn session_method(
         &mut self,
+        caller: &Caller,
         request: &Request,
     ) -> Option<Result<Map<String, Value>, McpError>> {
         let param = |k: &str| request.params.as_ref().and_then(|p| p.get(k));
@@ -209,11 +220,11 @@ impl Session {
                 None => Err(McpError::invalid_params("params.level must be a log level")),
             },
             m @ ("resources/subscribe" | "resources/unsubscribe") => {
-                if !self.tenant.catalog().has_resources() {
+                if !caller.catalog.has_resources() {
                     return Some(Err(McpError::method_not_found(m)));
                 }
                 match param("uri").and_then(Value::as_str) {
-                    Some(uri) if m == "resources/subscribe" => self.subscribe(uri),
+                    Some(uri) if m == "resources/subscribe" => self.subscribe(&caller.catalog, uri),
                     Some(uri) => {
                         self.subscriptions.remove(uri);
                         Ok(Map::new())
@@ -230,6 +241,9 @@ impl Actor for Session {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        if self.output.is_some() {
+            self.follow_tenant(ctx);
+        }
         let config = self.legacy.config();
         let idle = config.idle_timeout.min(config.unused_timeout);
         let period = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
@@ -260,6 +274,9 @@ impl Actor for Session {
 #[rtype(result = "()")]
 pub struct Handle {
     request: Request,
+    /// Who sent it, as this request authenticated: the session's own caller (the transport
+    /// checked), with its grants as they are now.
+    principal: Principal,
     notifier: Option<Notifier>,
     cancel: CancellationToken,
     reply: oneshot::Sender<Reply>,
@@ -268,15 +285,17 @@ pub struct Handle {
 /// Hands a request to `session` and returns its reply to come, or `MailboxError` when the
 /// session stopped first. The request goes in at once when the session's mailbox has room; a
 /// full mailbox makes it wait its turn, as `send` would.
-pub fn deliver(
+pub(crate) fn deliver(
     session: &Addr<Session>,
     request: Request,
+    principal: Principal,
     notifier: Option<Notifier>,
     cancel: CancellationToken,
 ) -> impl Future<Output = Result<Reply, MailboxError>> {
     let (reply, answer) = oneshot::channel();
     let handle = Handle {
         request,
+        principal,
         notifier,
         cancel,
         reply,
@@ -301,6 +320,7 @@ impl Handler<Handle> for Session {
     fn handle(&mut self, msg: Handle, ctx: &mut Self::Context) {
         let Handle {
             request,
+            principal,
             notifier,
             cancel,
             reply,
@@ -311,7 +331,7 @@ impl Handler<Handle> for Session {
         if reply.is_closed() {
             return;
         }
-        let work = self.start(request, notifier, cancel);
+        let work = self.start(request, principal, notifier, cancel);
         ctx.spawn(work.map(move |r, _, _| {
             // The transport may have stopped waiting (its client left): nothing to tell.
             let _ = reply.send(r);
@@ -324,6 +344,7 @@ impl Session {
     fn start(
         &mut self,
         request: Request,
+        principal: Principal,
         notifier: Option<Notifier>,
         cancel: CancellationToken,
     ) -> ResponseActFuture<Self, Reply> {
@@ -332,7 +353,9 @@ impl Session {
             let error = McpError::unknown_session();
             return Box::pin(fut::ready(Reply::Error(error)));
         }
-        if let Some(result) = self.session_method(&request) {
+        self.principal = principal.clone();
+        let caller = Caller::new(self.tenant.clone(), principal);
+        if let Some(result) = self.session_method(&caller, &request) {
             let reply =
                 result.map_or_else(Reply::Error, |r| Reply::Result(StampedResult::Object(r)));
             return Box::pin(fut::ready(reply));
@@ -360,19 +383,15 @@ impl Session {
         let notifier = notifier.map(|n| n.with_log_level(Some(self.log_level)));
         let id = request.id.clone();
         self.flows.insert(id.clone(), cancel.clone());
-        let call = Call {
-            catalog: self.tenant.catalog(),
-            tenant: self.tenant.clone(),
-            principal: self.principal.clone(),
+        let shim = self.shim(&caller, notifier.as_ref());
+        let call = Call::legacy(
+            caller,
             request,
-            scope: Scope {
-                era: Era::Legacy,
-                client_capabilities: self.client_capabilities.clone(),
-            },
-            shim: Some(self.shim(notifier.as_ref())),
+            self.client_capabilities.clone(),
             notifier,
             cancel,
-        };
+            shim,
+        );
         let work = dispatch(call, Protection::PassThrough, self.legacy.runtime.clone());
         Box::pin(work.into_actor(self).map(move |reply, act, ctx| {
             act.flows.remove(&id);
@@ -423,18 +442,27 @@ impl Handler<OpenStream> for Session {
         }
         let (tx, rx) = mpsc::channel(STREAM_CAPACITY);
         self.streams.push(tx);
-        if !self.following_tenant {
-            self.following_tenant = true;
-            let events = self.tenant.subscribe();
-            ctx.add_stream(stream::unfold(events, |mut events| async move {
-                match events.recv().await {
-                    Ok(event) => Some((Feed::Changed(event), events)),
-                    Err(RecvError::Lagged(_)) => Some((Feed::Lagged, events)),
-                    Err(RecvError::Closed) => None,
-                }
-            }));
-        }
+        self.follow_tenant(ctx);
         MessageResult(rx)
+    }
+}
+
+impl Session {
+    /// Follows the tenant's change feed, once: from the first stream the session has to
+    /// deliver changes on.
+    fn follow_tenant(&mut self, ctx: &mut Context<Self>) {
+        if self.following_tenant {
+            return;
+        }
+        self.following_tenant = true;
+        let events = self.tenant.subscribe();
+        ctx.add_stream(stream::unfold(events, |mut events| async move {
+            match events.recv().await {
+                Ok(event) => Some((Feed::Changed(event), events)),
+                Err(RecvError::Lagged(_)) => Some((Feed::Lagged, events)),
+                Err(RecvError::Closed) => None,
+            }
+        }));
     }
 }
 
@@ -452,7 +480,7 @@ impl StreamHandler<Feed> for Session {
             // Missed changes are unknown: announce every list the catalog has (missed
             // resource updates cannot be told).
             Feed::Lagged => {
-                let catalog = self.tenant.catalog();
+                let catalog = self.tenant.catalog_for(&self.principal);
                 let has = [
                     catalog.has_tools(),
                     catalog.has_prompts(),
@@ -527,7 +555,7 @@ mod tests {
             client_info: None,
         };
         legacy
-            .begin(init, tenant, &Principal::anonymous(), true)
+            .begin(init, tenant, &Principal::anonymous(), SessionOn::Http)
             .expect("a session")
             .addr
     }
@@ -542,6 +570,7 @@ mod tests {
                 deliver(
                     &session,
                     request(i, "ping", None),
+                    Principal::anonymous(),
                     None,
                     CancellationToken::new(),
                 )
@@ -572,10 +601,17 @@ mod tests {
 
         let call = request(1, "tools/call", Some(json!({"name": "mark"})));
         // Queued, then abandoned before the session reads it (its client left).
-        drop(deliver(&session, call, None, CancellationToken::new()));
+        drop(deliver(
+            &session,
+            call,
+            Principal::anonymous(),
+            None,
+            CancellationToken::new(),
+        ));
         let ping = deliver(
             &session,
             request(2, "ping", None),
+            Principal::anonymous(),
             None,
             CancellationToken::new(),
         );

@@ -53,7 +53,8 @@ pub enum Full {
 #[derive(Default)]
 struct Live {
     sessions: HashMap<SessionId, Entry>,
-    per_caller: HashMap<(Arc<str>, Principal), usize>,
+    /// By tenant and principal id: a caller whose grants changed is still the same caller.
+    per_caller: HashMap<(Arc<str>, Arc<str>), usize>,
 }
 
 /// The process's sessions. Two caps: one for the process (memory), one per tenant and
@@ -105,7 +106,7 @@ impl Sessions {
         let tenant: Arc<str> = tenant.into();
         let caller = live
             .per_caller
-            .entry((tenant.clone(), principal.clone()))
+            .entry((tenant.clone(), principal.id().into()))
             .or_default();
         if *caller >= self.max_per_caller {
             return Err(Full::Caller(self.max_per_caller));
@@ -129,7 +130,7 @@ impl Sessions {
     pub fn find(&self, id: &str, tenant: &str, principal: &Principal) -> Option<Found> {
         let live = self.live();
         let entry = live.sessions.get(id)?;
-        (&*entry.tenant == tenant && entry.principal == *principal && entry.addr.connected()).then(
+        (&*entry.tenant == tenant && entry.principal.is(principal) && entry.addr.connected()).then(
             || Found {
                 addr: entry.addr.clone(),
                 version: entry.version,
@@ -141,7 +142,7 @@ impl Sessions {
     pub fn remove(&self, id: &str) -> Option<Addr<Session>> {
         let mut live = self.live();
         let entry = live.sessions.remove(id)?;
-        let key = (entry.tenant, entry.principal);
+        let key = (entry.tenant, Arc::from(entry.principal.id()));
         if let Some(n) = live.per_caller.get_mut(&key) {
             *n -= 1;
             if *n == 0 {

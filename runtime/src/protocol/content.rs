@@ -3,8 +3,6 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::result::ResourceContents;
-
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
@@ -58,5 +56,46 @@ impl Content {
     /// Structured JSON rendered as text, for tools that return data.
     pub fn json(value: &Value) -> Self {
         Self::text(value.to_string())
+    }
+}
+
+/// One item of `resources/read` contents: text or base64 blob.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceContents {
+    pub uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
+}
+
+impl ResourceContents {
+    pub fn text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        Self {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            text: Some(text.into()),
+            blob: None,
+        }
+    }
+
+    pub fn blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        base64: impl Into<String>,
+    ) -> Self {
+        Self {
+            uri: uri.into(),
+            mime_type: Some(mime_type.into()),
+            text: None,
+            blob: Some(base64.into()),
+        }
     }
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::content::Content;
+pub use super::content::ResourceContents;
 use super::input::InputRequests;
 
 /// The discriminator every modern result carries. Open: extensions add values, and a value
@@ -206,47 +207,6 @@ pub struct GetPromptResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub messages: Vec<PromptMessage>,
-}
-
-/// One item of `resources/read` contents: text or base64 blob.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceContents {
-    pub uri: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub blob: Option<String>,
-}
-
-impl ResourceContents {
-    pub fn text(
-        uri: impl Into<String>,
-        mime_type: impl Into<String>,
-        text: impl Into<String>,
-    ) -> Self {
-        Self {
-            uri: uri.into(),
-            mime_type: Some(mime_type.into()),
-            text: Some(text.into()),
-            blob: None,
-        }
-    }
-
-    pub fn blob(
-        uri: impl Into<String>,
-        mime_type: impl Into<String>,
-        base64: impl Into<String>,
-    ) -> Self {
-        Self {
-            uri: uri.into(),
-            mime_type: Some(mime_type.into()),
-            text: None,
-            blob: Some(base64.into()),
-        }
-    }
 }
 
 /// `resources/read` result.

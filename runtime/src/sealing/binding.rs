@@ -166,7 +166,6 @@ pub(crate) fn associated_data(kid: &str, b: &Binding<'_>) -> Vec<u8> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use serde_json::json;

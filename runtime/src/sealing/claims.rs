@@ -101,7 +101,6 @@ pub(crate) fn unix_secs(t: SystemTime) -> u64 {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use std::time::Duration;

@@ -266,7 +266,6 @@ pub(crate) fn open_bytes(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use base64::Engine as _;

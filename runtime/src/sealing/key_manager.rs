@@ -43,7 +43,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use actix::{Actor, AsyncContext, Context, Handler, Message, Recipient};
+use actix::{Actor, AsyncContext, Context, Handler, Message, WeakRecipient};
 
 use super::claims::unix_secs;
 use super::codec::StateKey;
@@ -101,7 +101,9 @@ pub struct KeyManager {
     /// Tenants whose rotated-out keys must verify longer (or shorter) than the policy's
     /// `ttl + clock_skew`, set by [`SetTenantGrace`].
     tenant_grace: HashMap<String, Duration>,
-    subscribers: Vec<Recipient<KeyRingsChanged>>,
+    /// Held weakly: a subscriber whose owner let it go (its HTTP worker stopped) stops and
+    /// is forgotten at the next broadcast.
+    subscribers: Vec<WeakRecipient<KeyRingsChanged>>,
 }
 
 impl KeyManager {
@@ -271,10 +273,15 @@ impl KeyManager {
 
     /// Pushes the current snapshot to every live subscriber, forgetting the dead ones.
     fn broadcast(&mut self) {
-        self.subscribers.retain(Recipient::connected);
-        for subscriber in &self.subscribers {
-            subscriber.do_send(KeyRingsChanged(Arc::clone(&self.rings)));
-        }
+        let rings = &self.rings;
+        self.subscribers
+            .retain(|subscriber| match subscriber.upgrade() {
+                Some(live) if live.connected() => {
+                    live.do_send(KeyRingsChanged(Arc::clone(rings)));
+                    true
+                }
+                _ => false,
+            });
     }
 }
 
@@ -374,14 +381,16 @@ impl Handler<SetTenantGrace> for KeyManager {
 /// the truth and use the reply only if no push has arrived yet.
 #[derive(Debug, Message)]
 #[rtype(result = "KeyRings")]
-pub struct Subscribe(pub Recipient<KeyRingsChanged>);
+pub struct Subscribe(pub WeakRecipient<KeyRingsChanged>);
 
 impl Handler<Subscribe> for KeyManager {
     type Result = KeyRings;
 
     fn handle(&mut self, msg: Subscribe, _ctx: &mut Self::Context) -> Self::Result {
-        msg.0.do_send(KeyRingsChanged(Arc::clone(&self.rings)));
-        self.subscribers.push(msg.0);
+        if let Some(live) = msg.0.upgrade() {
+            live.do_send(KeyRingsChanged(Arc::clone(&self.rings)));
+            self.subscribers.push(msg.0);
+        }
         Arc::clone(&self.rings)
     }
 }
@@ -405,8 +414,9 @@ impl Handler<Snapshot> for KeyManager {
 pub struct KeyRingsChanged(pub KeyRings);
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
+    use actix::Recipient;
+
     use super::*;
     use crate::sealing::codec::ROTATE_AFTER_SEALS;
     use crate::sealing::share::LocalKeyShare;
@@ -460,7 +470,7 @@ mod tests {
         let km = KeyManager::start_in_arbiter(&arbiter.handle(), |_| manager());
         let (recipient, mut rx) = collector(false);
 
-        let snapshot = km.send(Subscribe(recipient)).await.unwrap();
+        let snapshot = km.send(Subscribe(recipient.downgrade())).await.unwrap();
         assert!(snapshot.is_empty());
         assert!(next(&mut rx).await.is_empty());
 
@@ -496,7 +506,7 @@ mod tests {
     async fn ensuring_a_known_tenant_returns_its_ring_and_pushes_nothing() {
         let km = manager().start();
         let (recipient, mut rx) = collector(false);
-        km.send(Subscribe(recipient)).await.unwrap();
+        km.send(Subscribe(recipient.downgrade())).await.unwrap();
         next(&mut rx).await;
         let tenant = "acme".to_owned();
         let first = km
@@ -573,11 +583,28 @@ mod tests {
     async fn subscribers_whose_actor_stopped_are_forgotten() {
         let mut km = manager();
         let (recipient, mut rx) = collector(true);
-        km.subscribers.push(recipient);
+        km.subscribers.push(recipient.downgrade());
         km.ensure("acme");
         next(&mut rx).await;
         timeout(WAIT, async {
-            while km.subscribers[0].connected() {
+            while recipient.connected() {
+                actix_rt::task::yield_now().await;
+            }
+        })
+        .await
+        .unwrap();
+        km.broadcast();
+        assert!(km.subscribers.is_empty());
+    }
+
+    #[actix_rt::test]
+    async fn a_subscriber_whose_owner_let_it_go_is_forgotten() {
+        let mut km = manager();
+        let (recipient, _rx) = collector(false);
+        km.subscribers.push(recipient.downgrade());
+        drop(recipient);
+        timeout(WAIT, async {
+            while km.subscribers[0].upgrade().is_some() {
                 actix_rt::task::yield_now().await;
             }
         })
@@ -655,7 +682,7 @@ mod tests {
     async fn a_tick_that_rotates_many_tenants_pushes_one_snapshot_and_an_idle_tick_none() {
         let mut km = manager();
         let (recipient, mut rx) = collector(false);
-        km.subscribers.push(recipient);
+        km.subscribers.push(recipient.downgrade());
         let a = km.ensure("a");
         let b = km.ensure("b");
         next(&mut rx).await;
@@ -785,7 +812,7 @@ mod tests {
         };
         let km = KeyManager::with_config(SealPolicy::default(), config, Box::new(share)).start();
         let (recipient, mut rx) = collector(false);
-        km.send(Subscribe(recipient)).await.unwrap();
+        km.send(Subscribe(recipient.downgrade())).await.unwrap();
         km.send(SetTenantGrace {
             tenant: "acme".to_owned(),
             grace: Duration::from_secs(2 * HOUR),

@@ -137,7 +137,6 @@ pub fn open(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use crate::sealing::binding::args_digest;

@@ -49,7 +49,6 @@ impl KeyShare for LocalKeyShare {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)] // tests: a panic is the failure report
 mod tests {
     use super::*;
     use crate::sealing::codec::StateKey;

@@ -5,10 +5,16 @@
 //! process's one legacy session, and requests without the envelope then belong to it. Other
 //! requests get a JSON-RPC error naming the supported versions.
 //!
-//! Each request runs as its own task. What it sends before its response (progress, logs,
-//! and on the legacy session the shim's server-to-client requests) goes out only while it is
-//! pending: its channel is dropped with the response. One writer task owns stdout, so lines
-//! never interleave. Logs go to stderr only.
+//! Each request runs as its own task, with the process's one `WorkerState` (whose
+//! Dispatcher actor keeps the key rings current). What it sends before its response
+//! (progress, logs, and on the legacy session the shim's server-to-client requests) goes out
+//! only while it is pending: its channel is dropped with the response. The legacy session's
+//! own notifications (list changes, updates of subscribed resources) go out whenever they
+//! happen. One writer task owns stdout, so lines never interleave. Logs go to stderr only.
+//!
+//! A request the client cancels (`notifications/cancelled`) gets no response, a
+//! `subscriptions/listen` included; at the end of input a listen stream closes with its
+//! closing result.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -18,18 +24,20 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::{Actor, Addr};
+use actix::Addr;
 use serde_json::{json, Value};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use crate::dispatch::envelope::check_modern;
-use crate::dispatch::{Call, Dispatch, Dispatcher, Reply, RuntimeConfig, Scope, StateKeys};
+use crate::dispatch::{
+    Call, Caller, Dispatcher, Listen, Reply, RuntimeConfig, StateKeys, WorkerState,
+};
 use crate::handler::{Notifier, OutgoingMessage, Principal, Tenant};
 use crate::legacy::bridge::Answer;
 use crate::legacy::session::{deliver, End, Notify};
-use crate::legacy::{handshake, Legacy, Session, SessionId};
+use crate::legacy::{handshake, Legacy, Session, SessionId, SessionOn};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes, Malformed};
 use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
@@ -41,6 +49,8 @@ const INPUT_BUFFER: usize = 256;
 const OUTPUT_BUFFER: usize = 1024;
 /// How long requests still running at end of input may take to finish.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Session notifications queued for stdout; beyond it they are dropped, as on a GET stream.
+const SESSION_BUFFER: usize = 64;
 
 /// Reads stdin on a plain thread (a tokio stdin read cannot be cancelled, and would hold the
 /// process open at exit) and hands each line over as bytes, waiting while the server is
@@ -90,8 +100,10 @@ where
 {
     let (out, out_rx) = mpsc::channel::<Vec<u8>>(OUTPUT_BUFFER);
     let writer = actix_rt::spawn(write_lines(out_rx, output));
+    let (dispatcher, worker) = Dispatcher::start_with(stdio.runtime.clone(), stdio.keys.clone());
     let server = Server {
-        dispatcher: Dispatcher::new(stdio.runtime.clone(), stdio.keys.clone()).start(),
+        _dispatcher: dispatcher,
+        worker,
         legacy: Legacy::start(stdio.runtime.clone()),
         session: None,
         in_flight: Rc::new(RefCell::new(HashMap::new())),
@@ -124,11 +136,14 @@ type InFlight = Rc<RefCell<HashMap<RequestId, CancellationToken>>>;
 
 struct Server {
     stdio: Stdio,
-    dispatcher: Addr<Dispatcher>,
+    /// Keeps the worker's view current for as long as the server runs.
+    _dispatcher: Addr<Dispatcher>,
+    worker: WorkerState,
     legacy: Legacy,
     session: Option<(SessionId, Addr<Session>)>,
+    /// What `notifications/cancelled` stops: each request's cancellation.
     in_flight: InFlight,
-    /// The cancellation of each open `subscriptions/listen`.
+    /// What the end of input closes: each open `subscriptions/listen`.
     listening: InFlight,
     out: mpsc::Sender<Vec<u8>>,
 }
@@ -190,13 +205,18 @@ impl Server {
                 let (notifier, rx) =
                     Notifier::channel(legacy_progress_token(request.params.as_ref()), None);
                 let cancel = CancellationToken::new();
-                let reply = deliver(session, request, Some(notifier), cancel.clone());
+                let reply = deliver(
+                    session,
+                    request,
+                    self.stdio.principal.clone(),
+                    Some(notifier),
+                    cancel.clone(),
+                );
                 let reply = async move { reply.await.unwrap_or_else(|_| Reply::unavailable()) };
                 return self.spawn(id, cancel, reply, Some(rx));
             }
         }
         // Modern, or neither: the envelope checks say what is wrong with the latter.
-        let catalog = self.stdio.tenant.catalog();
         let envelope = match check_modern(&request, None) {
             Ok(envelope) => envelope,
             Err(mut e) => {
@@ -208,18 +228,9 @@ impl Server {
         };
         let (notifier, rx) = envelope.notifier().unzip();
         let cancel = CancellationToken::new();
-        let call = Call {
-            tenant: self.stdio.tenant.clone(),
-            catalog,
-            principal: self.stdio.principal.clone(),
-            scope: Scope::from(envelope),
-            request,
-            notifier,
-            cancel: cancel.clone(),
-            shim: None,
-        };
-        let reply = self.dispatcher.send(Dispatch(call));
-        let reply = async move { reply.await.unwrap_or_else(|_| Reply::unavailable()) };
+        let caller = Caller::new(self.stdio.tenant.clone(), self.stdio.principal.clone());
+        let call = Call::modern(caller, request, envelope, notifier, cancel.clone());
+        let reply = self.worker.run(call);
         self.spawn(id, cancel, reply, rx);
     }
 
@@ -233,12 +244,21 @@ impl Server {
             Ok(init) => init,
             Err(e) => return self.write(error_bytes(Some(&id), &e)).await,
         };
-        match self
-            .legacy
-            .begin(init, &self.stdio.tenant, &self.stdio.principal, false)
-        {
+        let (notifications, mut queued) = mpsc::channel(SESSION_BUFFER);
+        match self.legacy.begin(
+            init,
+            &self.stdio.tenant,
+            &self.stdio.principal,
+            SessionOn::Stdio(notifications),
+        ) {
             Ok(begun) => {
                 self.session = Some((begun.id, begun.addr));
+                let out = self.out.clone();
+                actix_rt::spawn(async move {
+                    while let Some(message) = queued.recv().await {
+                        let _ = out.send(message.to_bytes()).await;
+                    }
+                });
                 self.write(result_bytes(&id, &Value::Object(begun.result)))
                     .await;
             }
@@ -274,8 +294,9 @@ impl Server {
                     let _ = out.send(error_bytes(Some(&id), &e)).await;
                 }
                 Reply::Listen(listen) => {
-                    listening.borrow_mut().insert(id.clone(), cancel.clone());
-                    listen_until_cancelled(listen, &tenant, &cancel, &out).await;
+                    let close = CancellationToken::new();
+                    listening.borrow_mut().insert(id.clone(), close.clone());
+                    follow(listen, &tenant, &cancel, &close, &out).await;
                     listening.borrow_mut().remove(&id);
                 }
                 Reply::Cancelled => {}
@@ -333,19 +354,22 @@ async fn pump(
     }
 }
 
-/// `subscriptions/listen` on stdio: the acknowledgement, each honoured change, and the
-/// closing result once the client cancels it.
-async fn listen_until_cancelled(
-    mut listen: crate::dispatch::Listen,
+/// `subscriptions/listen` on stdio: the acknowledgement, then each honoured change, until
+/// the client cancels it (then nothing more: a cancelled request gets no response) or the
+/// input ends (then the closing result).
+async fn follow(
+    mut listen: Listen,
     tenant: &Tenant,
     cancel: &CancellationToken,
+    close: &CancellationToken,
     out: &mpsc::Sender<Vec<u8>>,
 ) {
     let (method, params) = listen.acknowledgement();
     let _ = out.send(notification_bytes(method, &params)).await;
     loop {
         tokio::select! {
-            _ = cancel.cancelled() => break,
+            _ = cancel.cancelled() => return,
+            _ = close.cancelled() => break,
             event = listen.events.recv() => match event {
                 Ok(event) => {
                     if let Some((method, params)) = listen.render(&event) {
@@ -357,7 +381,7 @@ async fn listen_until_cancelled(
             },
         }
     }
-    let closing = listen.closing_result(tenant.server_info());
+    let closing = listen.closing_result(tenant.view().server_info());
     let id = listen.subscription_id.clone();
     let _ = out.send(result_bytes(&id, &Value::Object(closing))).await;
 }

@@ -6,26 +6,21 @@
 //! - `test_streaming_elicitation` needs input, and on the stateless wire input is asked for in
 //!   the result (input-required), never as a request on the response stream.
 //! - `test_logging_tool` logs; the runtime drops the logs unless the request set a log level.
-//! - `test_trigger_tool_change` / `test_trigger_prompt_change` change the tenant's catalog so
-//!   that `subscriptions/listen` streams get a list-changed notification. They add a dynamic
-//!   entry and remove it again, so the visible lists end as they began (the suite probes
-//!   tools/list for a stable order across scenarios).
+//! - `test_trigger_tool_change` / `test_trigger_prompt_change` announce a list change on the
+//!   tenant's change feed, so that `subscriptions/listen` streams get a list-changed
+//!   notification; the lists themselves stay as they are (the suite probes tools/list for a
+//!   stable order across scenarios).
 
 use std::sync::Arc;
 
 use roundtrip_runtime::handler::{
-    fn_prompt, fn_tool, Context, InputRequired, PromptDescriptor, Tool, ToolDescriptor, ToolOutcome,
+    fn_tool, Context, InputRequired, Tool, ToolDescriptor, ToolOutcome,
 };
-use roundtrip_runtime::protocol::content::Content;
-use roundtrip_runtime::protocol::result::{CallToolResult, GetPromptResult, PromptMessage};
+use roundtrip_runtime::protocol::result::CallToolResult;
 use roundtrip_runtime::protocol::{InputResponse, LogLevel};
 use roundtrip_runtime::tenancy::{ListChanged, Tenant};
 use serde_json::json;
 
-/// The tool `test_trigger_tool_change` adds and removes.
-const DYNAMIC_TOOL: &str = "test_dynamic_tool";
-/// The prompt `test_trigger_prompt_change` adds and removes.
-const DYNAMIC_PROMPT: &str = "test_dynamic_prompt";
 /// Logger name of `test_logging_tool`'s messages.
 const LOGGER: &str = "conformance";
 
@@ -115,43 +110,15 @@ fn log_steps(ctx: &Context) -> ToolOutcome {
     CallToolResult::text(format!("Logged {} messages.", steps.len())).into()
 }
 
-/// Two catalog swaps, one notification: the change is announced once it is complete. Not
-/// atomic against other writers of the same tenant's catalog; nothing else writes the
-/// conformance tenant's.
+/// What the suite's trigger tools ask for: a list-changed notification on every listen stream
+/// of the tenant. The lists stay as they are (a tool that added itself and left again would
+/// end where it began), so the notification is all there is to the change.
 fn trigger_tool_change(tenant: &Tenant) {
-    let dynamic = fn_tool(
-        ToolDescriptor::no_args(DYNAMIC_TOOL, "A tool that exists only briefly"),
-        |_ctx, _args| async move { CallToolResult::text("dynamic tool").into() },
-    );
-    let with = tenant.catalog().to_builder().tool(dynamic).build();
-    tenant.replace_catalog(with, &[]);
-    let without = tenant
-        .catalog()
-        .to_builder()
-        .without_tool(DYNAMIC_TOOL)
-        .build();
-    tenant.replace_catalog(without, &[ListChanged::Tools]);
+    tenant.publish(ListChanged::Tools);
 }
 
 fn trigger_prompt_change(tenant: &Tenant) {
-    let dynamic = fn_prompt(
-        PromptDescriptor::new(DYNAMIC_PROMPT, "A prompt that exists only briefly"),
-        |_ctx, _args| async move {
-            GetPromptResult {
-                description: None,
-                messages: vec![PromptMessage::user(Content::text("dynamic prompt"))],
-            }
-            .into()
-        },
-    );
-    let with = tenant.catalog().to_builder().prompt(dynamic).build();
-    tenant.replace_catalog(with, &[]);
-    let without = tenant
-        .catalog()
-        .to_builder()
-        .without_prompt(DYNAMIC_PROMPT)
-        .build();
-    tenant.replace_catalog(without, &[ListChanged::Prompts]);
+    tenant.publish(ListChanged::Prompts);
 }
 
 #[cfg(test)]
@@ -164,8 +131,8 @@ mod tests {
     }
 
     async fn call(tenant: &Arc<Tenant>, ctx: Context, name: &str) -> ToolOutcome {
-        let catalog = tenant.catalog();
-        let (tool, _) = catalog.tool(name).expect("tool listed");
+        let view = tenant.view();
+        let (tool, _) = view.catalog().tool(name).expect("tool listed");
         tool.call(ctx, Arguments::default()).await
     }
 
@@ -173,8 +140,8 @@ mod tests {
     async fn trigger_tools_publish_but_leave_the_lists_unchanged() {
         let tenant = tenant();
         let (tools, prompts) = (
-            tenant.catalog().tools_list().clone(),
-            tenant.catalog().prompts_list().clone(),
+            tenant.view().catalog().tools_list().clone(),
+            tenant.view().catalog().prompts_list().clone(),
         );
         let mut events = tenant.subscribe();
 
@@ -196,9 +163,8 @@ mod tests {
         assert_eq!(events.try_recv().ok(), Some(ListChanged::Tools));
         assert_eq!(events.try_recv().ok(), Some(ListChanged::Prompts));
         assert!(events.try_recv().is_err(), "one notification per trigger");
-        assert_eq!(tenant.catalog().tools_list(), &tools);
-        assert_eq!(tenant.catalog().prompts_list(), &prompts);
-        assert!(tenant.catalog().tool(DYNAMIC_TOOL).is_none());
+        assert_eq!(tenant.view().catalog().tools_list(), &tools);
+        assert_eq!(tenant.view().catalog().prompts_list(), &prompts);
     }
 
     #[actix_rt::test]

@@ -3,8 +3,33 @@
 //! is right for a server bound to localhost; a deployment behind a load balancer lists its
 //! public host names, or `*` when the proxy already enforces them.
 
-use actix_web::http::{header, Version};
-use actix_web::HttpRequest;
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Version;
+use actix_web::middleware::Next;
+use actix_web::{web, HttpRequest};
+
+use super::error::RpcError;
+use super::headers::Headers;
+use super::McpService;
+use crate::protocol::error::ErrorCode;
+use crate::protocol::McpError;
+
+/// The guard as middleware of the MCP endpoint: a refused request is answered 403 before its
+/// body is read, so it costs nothing, and its error has no id.
+pub(crate) async fn middleware(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    if let Some(service) = req.app_data::<web::Data<McpService>>() {
+        if let Err(why) = service.http.guard.check(req.request()) {
+            tracing::warn!(why, "refused by the host/origin guard");
+            service.metrics.record_rejection();
+            return Err(RpcError::refused(None, McpError::new(ErrorCode::Forbidden, why)).into());
+        }
+    }
+    next.call(req).await
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostGuard {
@@ -41,10 +66,7 @@ impl HostGuard {
     /// suits it. An unreadable `Host` names the empty host, which is refused. Only HTTP/2 may
     /// leave `Host` out (HTTP/1.1 must send it, RFC 9112 §3.2).
     fn hosts_allowed(&self, req: &HttpRequest) -> bool {
-        let host = req
-            .headers()
-            .get(header::HOST)
-            .map(|h| strip_port(h.to_str().unwrap_or_default()));
+        let host = Headers::of(req).host().map(strip_port);
         let authority = req.uri().authority().map(|a| a.host());
         match (host, authority) {
             (None, None) => false,
@@ -68,14 +90,10 @@ impl HostGuard {
         if !self.hosts_allowed(req) {
             return Err("Host not allowed");
         }
-        let Some(origin) = req.headers().get(header::ORIGIN) else {
+        let Some(origin) = Headers::of(req).origin() else {
             return Ok(());
         };
-        let origin = origin
-            .to_str()
-            .unwrap_or_default()
-            .trim_end_matches('/')
-            .to_ascii_lowercase();
+        let origin = origin.trim_end_matches('/').to_ascii_lowercase();
         if self.origins.contains(&origin) {
             return Ok(());
         }
@@ -101,6 +119,7 @@ fn strip_port(host: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use actix_web::http::header;
     use actix_web::test::TestRequest;
 
     #[test]

@@ -31,7 +31,7 @@ impl Metrics {
         match reply.kind() {
             ReplyKind::InputRequired => Self::inc(&self.input_required),
             ReplyKind::Error => Self::inc(&self.errors),
-            ReplyKind::Complete | ReplyKind::Task => Self::inc(&self.complete),
+            ReplyKind::Complete => Self::inc(&self.complete),
             ReplyKind::Listen | ReplyKind::Cancelled => {}
         }
     }

@@ -4,57 +4,55 @@
 //!
 //! Every legacy error that is the client's or the session's (no session, a stray answer) is
 //! an HTTP error status with a JSON-RPC error body; a JSON-RPC error that answers a request
-//! travels with HTTP 200, as the legacy wire expects.
+//! travels with HTTP 200, as the legacy wire expects (`error.rs` decides).
 
 use std::sync::Arc;
 
-use actix_web::http::{header, StatusCode};
-use actix_web::{HttpRequest, HttpResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::HttpResponse;
 use tokio_util::sync::CancellationToken;
 
-use super::endpoint::{accepts_sse, header_str, Rejection};
+use super::error::RpcError;
+use super::headers::{Headers, SESSION_ID};
 use super::inflight::InFlight;
+use super::reply;
 use super::response::json_result;
 use super::{sse, McpService};
-use actix::MailboxError;
 
 use crate::dispatch::Reply;
 use crate::handler::{Notifier, Principal, Tenant};
 use crate::legacy::bridge::Answer;
-use crate::legacy::handshake;
 use crate::legacy::session::{deliver, End, Notify, OpenStream};
 use crate::legacy::sessions::Found;
+use crate::legacy::{handshake, SessionOn};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::Response;
-use crate::protocol::meta::legacy_progress_token;
-use crate::protocol::{Era, McpError, Notification, ProtocolVersion, Request};
+use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
+use crate::protocol::{Era, McpError, Notification, Request};
 
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
-
-/// `initialize`: a new session for this tenant and caller, unless the process holds its cap.
+/// `initialize`: a new session for this tenant and caller, unless a cap is reached.
 pub(crate) fn initialize(
     request: Request,
     tenant: Arc<Tenant>,
     principal: Principal,
     service: &Arc<McpService>,
-) -> Result<HttpResponse, Rejection> {
+) -> Result<HttpResponse, RpcError> {
     let id = request.id.clone();
-    let init = handshake::parse(&request).map_err(|e| Rejection::new(Some(&id), e))?;
+    let init = handshake::parse(&request).map_err(|e| RpcError::refused(Some(&id), e))?;
     let begun = service
         .legacy
-        .begin(init, &tenant, &principal, true)
+        .begin(init, &tenant, &principal, SessionOn::Http)
         .map_err(|full| {
-            Rejection::new(
+            RpcError::refused(
                 Some(&id),
                 McpError::new(ErrorCode::TooManySessions, full.to_string()),
             )
         })?;
-    let (session, result) = (begun.id, begun.result);
-    let mut response = json_result(&id, &result);
-    if let Ok(value) = header::HeaderValue::from_str(&session) {
+    let mut response = json_result(&id, &begun.result);
+    if let Ok(value) = HeaderValue::from_str(&begun.id) {
         response
             .headers_mut()
-            .insert(header::HeaderName::from_static(SESSION_HEADER), value);
+            .insert(HeaderName::from_static(SESSION_ID), value);
     }
     Ok(response)
 }
@@ -62,20 +60,20 @@ pub(crate) fn initialize(
 /// The session a request names, checked against its tenant and caller (404 otherwise, as
 /// for an ended session) and against the version header, when one is sent (400).
 pub(crate) fn session(
-    req: &HttpRequest,
+    headers: Headers<'_>,
     session_id: &str,
     tenant: &Tenant,
     principal: &Principal,
     service: &McpService,
-) -> Result<Found, Rejection> {
+) -> Result<Found, RpcError> {
     let found = service
         .legacy
         .sessions
         .find(session_id, tenant.slug(), principal)
-        .ok_or_else(|| Rejection::new(None, McpError::unknown_session()))?;
-    if let Some(v) = header_str(req, "mcp-protocol-version").map(str::trim) {
+        .ok_or_else(|| RpcError::refused(None, McpError::unknown_session()))?;
+    if let Some(v) = headers.protocol_version() {
         if v != found.version.as_str() {
-            return Err(Rejection::new(
+            return Err(RpcError::refused(
                 None,
                 McpError::invalid_request(format!(
                     "MCP-Protocol-Version '{v}' is not this session's version ({})",
@@ -90,14 +88,15 @@ pub(crate) fn session(
 /// A request in a session: answered as JSON, or on its own SSE stream once it has
 /// notifications or server-to-client requests to send first.
 pub(crate) async fn request(
-    req: &HttpRequest,
+    headers: Headers<'_>,
     request: Request,
     found: Found,
     tenant: Arc<Tenant>,
+    principal: Principal,
     service: &Arc<McpService>,
-) -> Result<HttpResponse, Rejection> {
+) -> HttpResponse {
     let id = request.id.clone();
-    let (notifier, rx) = if accepts_sse(req) {
+    let (notifier, rx) = if headers.accepts_sse() {
         let (n, rx) = Notifier::channel(legacy_progress_token(request.params.as_ref()), None);
         (Some(n), Some(rx))
     } else {
@@ -105,17 +104,17 @@ pub(crate) async fn request(
     };
     let cancel = CancellationToken::new();
     let in_flight = InFlight::new(cancel.clone(), service.clone());
-    let reply = deliver(&found.addr, request, notifier, cancel);
+    let reply = deliver(&found.addr, request, principal, notifier, cancel);
     // A session that stopped after it was found is as gone as one never found.
-    let reply = async move { Ok(reply.await.unwrap_or_else(|_| session_gone())) };
-    Ok(match rx {
+    let reply = async move { reply.await.unwrap_or_else(|_| session_gone()) };
+    match rx {
         None => {
-            let reply = reply.await.unwrap_or_else(|_: MailboxError| session_gone());
+            let reply = reply.await;
             in_flight.finish();
-            super::endpoint::frame(service, &id, reply, &tenant, Era::Legacy)
+            reply::frame(service, &id, reply, &tenant, Era::Legacy)
         }
         Some(rx) => {
-            sse::request_stream(
+            reply::respond(
                 service.clone(),
                 tenant,
                 id,
@@ -126,7 +125,7 @@ pub(crate) async fn request(
             )
             .await
         }
-    })
+    }
 }
 
 fn session_gone() -> Reply {
@@ -146,7 +145,7 @@ pub(crate) async fn answer(
     session_id: &str,
     response: Response,
     service: &McpService,
-) -> Result<HttpResponse, Rejection> {
+) -> Result<HttpResponse, RpcError> {
     let delivered = service
         .legacy
         .bridge
@@ -156,7 +155,7 @@ pub(crate) async fn answer(
         })
         .await
         .map_err(|_| {
-            Rejection::new(
+            RpcError::refused(
                 None,
                 McpError::internal("Internal error: legacy bridge unavailable"),
             )
@@ -165,7 +164,7 @@ pub(crate) async fn answer(
         Ok(()) => Ok(HttpResponse::Accepted().finish()),
         Err(stray) => {
             tracing::info!(%stray, "refused an answer nobody waits for");
-            Err(Rejection::new(
+            Err(RpcError::refused(
                 None,
                 McpError::invalid_request(stray.to_string()),
             ))
@@ -175,23 +174,20 @@ pub(crate) async fn answer(
 
 /// GET with a session: the session's stream of notifications not tied to a request.
 pub(crate) async fn open_stream(
-    req: &HttpRequest,
+    headers: Headers<'_>,
     found: Found,
     service: &Arc<McpService>,
-) -> Result<HttpResponse, Rejection> {
-    if !header_str(req, "accept").is_some_and(|a| a.contains("text/event-stream")) {
-        let mut response = super::response::json_error(
-            None,
-            &McpError::invalid_request("GET needs Accept: text/event-stream"),
-        );
-        *response.status_mut() = StatusCode::NOT_ACCEPTABLE;
-        return Ok(response);
+) -> Result<HttpResponse, RpcError> {
+    if !headers.asks_for_sse() {
+        return Err(RpcError::not_acceptable(McpError::invalid_request(
+            "GET needs Accept: text/event-stream",
+        )));
     }
     let rx = found
         .addr
         .send(OpenStream)
         .await
-        .map_err(|_| Rejection::new(None, McpError::unknown_session()))?;
+        .map_err(|_| RpcError::refused(None, McpError::unknown_session()))?;
     Ok(sse::session_stream(service, rx))
 }
 
@@ -204,21 +200,16 @@ pub(crate) fn end(session_id: &str, service: &McpService, found: Found) -> HttpR
     HttpResponse::Ok().finish()
 }
 
-/// The version the `MCP-Protocol-Version` header names, if it names one served here.
-fn header_version(req: &HttpRequest) -> Option<ProtocolVersion> {
-    header_str(req, "mcp-protocol-version").and_then(|v| ProtocolVersion::parse(v.trim()))
-}
-
 /// Whether an `initialize` is a legacy handshake: unless it carries the modern envelope or a
 /// modern version header, in which case it is a removed method for a modern client.
-pub(crate) fn is_handshake(req: &HttpRequest, request: &Request) -> bool {
+pub(crate) fn is_handshake(headers: Headers<'_>, request: &Request) -> bool {
     request.method == "initialize"
-        && header_version(req).is_none_or(|v| v.era() == Era::Legacy)
-        && !crate::protocol::meta::has_modern_envelope(request.params.as_ref())
+        && headers.version_era().is_none_or(|era| era == Era::Legacy)
+        && !has_modern_envelope(request.params.as_ref())
 }
 
 /// Whether a request without a session names a legacy version in its header: a legacy
 /// client that skipped `initialize`.
-pub(crate) fn names_legacy_version(req: &HttpRequest) -> bool {
-    header_version(req).is_some_and(|v| v.era() == Era::Legacy)
+pub(crate) fn names_legacy_version(headers: Headers<'_>) -> bool {
+    headers.version_era() == Some(Era::Legacy)
 }

@@ -1,28 +1,34 @@
-//! Streamable HTTP on actix-web: `POST /t/{tenant}/mcp`, health and metrics.
+//! Streamable HTTP on actix-web: `/t/{tenant}/mcp`, health and metrics.
 //!
 //! Build one [`McpService`] outside `HttpServer::new` (it is shared by every worker) and call
-//! [`configure`] inside the factory. `configure` starts the worker's Dispatcher the first time
-//! it runs on a worker thread; that per-worker actor is the one deliberate per-worker thing.
+//! [`configure`] inside the factory. `configure` starts the app's Dispatcher actor, which
+//! owns the policy view the app's requests read; the app holds its address, so the actor
+//! stops with the app (with its worker, when the server stops).
+//!
+//! Inside this folder edges go one way: `endpoint` → `legacy` → `reply` (how a reply becomes
+//! a response) → `sse` → `response`, with `headers` (every header read) and `error` (every
+//! error's body and status) below them all.
 
 mod endpoint;
+mod error;
 mod guard;
+mod headers;
 mod health;
 mod inflight;
 mod legacy;
+mod reply;
 mod response;
 mod sse;
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix::{Actor, Addr};
+use actix::Addr;
+use actix_web::middleware::from_fn;
 use actix_web::web;
 use tokio_util::sync::CancellationToken;
 
-use crate::dispatch::{Call, Dispatch, Dispatcher, Reply, RuntimeConfig, StateKeys, WorkerState};
+use crate::dispatch::{Dispatcher, RuntimeConfig, StateKeys, WorkerState};
 use crate::legacy::Legacy;
 use crate::tenancy::{Authenticator, TenantDirectory};
 
@@ -55,7 +61,6 @@ impl Default for HttpConfig {
 
 /// Everything the MCP endpoint needs, shared by all workers.
 pub struct McpService {
-    id: u64,
     pub(crate) directory: Arc<dyn TenantDirectory>,
     pub(crate) authenticator: Arc<dyn Authenticator>,
     pub(crate) runtime: Arc<RuntimeConfig>,
@@ -89,10 +94,8 @@ impl McpService {
         if runtime.sealing.is_none() {
             tracing::warn!("requestState is not sealed: handler state reaches clients as written");
         }
-        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let runtime = Arc::new(runtime);
         Arc::new(Self {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             directory,
             authenticator,
             legacy: Legacy::start(runtime.clone()),
@@ -118,52 +121,29 @@ impl McpService {
         &self.legacy
     }
 
-    /// This worker's Dispatcher and the state it shares with the endpoint, started on first
-    /// use on this thread.
+    /// A Dispatcher for one app, on the current worker, with the view its requests read.
     fn worker_dispatcher(&self) -> WorkerDispatcher {
-        thread_local! {
-            static DISPATCHERS: RefCell<HashMap<u64, WorkerDispatcher>> = RefCell::new(HashMap::new());
+        let (actor, state) = Dispatcher::start_with(self.runtime.clone(), self.keys.clone());
+        WorkerDispatcher {
+            _actor: actor,
+            state,
         }
-        DISPATCHERS.with(|d| {
-            d.borrow_mut()
-                .entry(self.id)
-                .or_insert_with(|| {
-                    let state = WorkerState::new(self.runtime.clone(), self.keys.clone());
-                    WorkerDispatcher {
-                        actor: Dispatcher::with_state(state.clone()).start(),
-                        state,
-                    }
-                })
-                .clone()
-        })
     }
 }
 
-/// The worker's Dispatcher, as app data: its actor, and the state requests run with on their
-/// own task (`WorkerState::run`).
-#[derive(Clone)]
+/// The app's Dispatcher, as app data: the state its requests run with
+/// ([`WorkerState::run`]), and the actor's address, which keeps the actor (the state's owner)
+/// alive as long as the app.
 pub(crate) struct WorkerDispatcher {
-    pub(crate) actor: Addr<Dispatcher>,
+    _actor: Addr<Dispatcher>,
     pub(crate) state: WorkerState,
 }
 
-impl WorkerDispatcher {
-    /// The reply to `call`, for a request answered with one JSON body: run on this task when
-    /// the worker's state has what it needs, else through the actor, which first fetches the
-    /// tenant's key ring.
-    pub(crate) async fn reply(&self, call: Call) -> Reply {
-        match self.state.run(call) {
-            Ok(run) => run.await,
-            Err(call) => self
-                .actor
-                .send(Dispatch(*call))
-                .await
-                .unwrap_or_else(|_| Reply::unavailable()),
-        }
-    }
-}
-
 /// Registers the MCP endpoint, `/healthz`, `/readyz`, `/metrics` and JSON 404s.
+///
+/// actix-web runs the server's factory once per worker and listener, so a server with two
+/// listeners has two Dispatchers per worker, each with its own copy of the view: correct, at
+/// the cost of one more snapshot held. `roundtrip serve` binds one listener.
 pub fn configure(service: Arc<McpService>) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
         let dispatcher = service.worker_dispatcher();
@@ -172,7 +152,14 @@ pub fn configure(service: Arc<McpService>) -> impl FnOnce(&mut web::ServiceConfi
             .route("/healthz", web::get().to(health::healthz))
             .route("/readyz", web::get().to(health::readyz))
             .route("/metrics", web::get().to(health::metrics))
-            // `/t/{tenant}/mcp` (matched by hand, see `endpoint::route`), and JSON 404s.
-            .default_service(web::to(endpoint::route));
+            .service(
+                web::resource("/t/{tenant}/mcp")
+                    .wrap(from_fn(guard::middleware))
+                    .route(web::post().to(endpoint::post))
+                    .route(web::get().to(endpoint::get))
+                    .route(web::delete().to(endpoint::delete))
+                    .default_service(web::to(endpoint::method_not_allowed)),
+            )
+            .default_service(web::to(endpoint::not_found));
     }
 }

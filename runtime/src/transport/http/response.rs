@@ -1,20 +1,16 @@
-//! JSON-RPC bodies as HTTP responses: every error, including 404, 405, 413 and the guard's
-//! 403, carries a JSON-RPC error body, because a modern client tells a modern server from a
-//! legacy one by that body.
+//! The bytes of successful responses: a JSON-RPC result as a JSON body, and SSE: the
+//! response head, one event per JSON-RPC message, and the keep-alive comment. Errors are
+//! `error.rs`'s.
 
-use actix_web::http::StatusCode;
+use std::convert::Infallible;
+
 use actix_web::HttpResponse;
+use bytes::Bytes;
+use futures_util::Stream;
 use serde::Serialize;
 
-use crate::protocol::jsonrpc::{error_bytes, result_bytes};
-use crate::protocol::{McpError, RequestId};
-
-pub(crate) fn json_error(id: Option<&RequestId>, error: &McpError) -> HttpResponse {
-    let status = StatusCode::from_u16(error.http_status()).unwrap_or(StatusCode::BAD_REQUEST);
-    HttpResponse::build(status)
-        .content_type("application/json")
-        .body(error_bytes(id, error))
-}
+use crate::protocol::jsonrpc::result_bytes;
+use crate::protocol::RequestId;
 
 pub(crate) fn json_result<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> HttpResponse {
     HttpResponse::Ok()
@@ -22,8 +18,20 @@ pub(crate) fn json_result<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> 
         .body(result_bytes(id, result))
 }
 
+/// An SSE response streaming `body`.
+pub(crate) fn sse_response<S>(body: S) -> HttpResponse
+where
+    S: Stream<Item = Result<Bytes, Infallible>> + 'static,
+{
+    HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header(("cache-control", "no-cache"))
+        .insert_header(("x-accel-buffering", "no"))
+        .streaming(body)
+}
+
 /// One SSE event carrying one JSON-RPC message.
-pub(crate) fn sse_event(message: &[u8]) -> bytes::Bytes {
+pub(crate) fn sse_event(message: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(message.len() + 24);
     out.extend_from_slice(b"event: message\ndata: ");
     out.extend_from_slice(message);
@@ -31,4 +39,5 @@ pub(crate) fn sse_event(message: &[u8]) -> bytes::Bytes {
     out.into()
 }
 
+/// The comment sent on an idle stream, so proxies keep it and a closed client is noticed.
 pub(crate) const SSE_PING: &[u8] = b": ping\n\n";

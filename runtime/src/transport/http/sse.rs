@@ -1,6 +1,7 @@
-//! SSE framing: a request's own stream (notifications and, on a legacy session, the shim's
-//! server-to-client requests, then the final response), the long-lived
-//! `subscriptions/listen` stream, and a legacy session's GET stream.
+//! SSE streams, once it is decided that a response is one: a request's own stream
+//! (notifications and, on a legacy session, the shim's server-to-client requests, then the
+//! final response), the long-lived `subscriptions/listen` stream, and a legacy session's GET
+//! stream.
 //!
 //! A request stream's body owns the request's [`InFlight`] guard: when the client goes away
 //! actix drops the body, and the guard cancels the handler. Keep-alive comments flow while
@@ -8,30 +9,27 @@
 //! next write.
 
 use std::collections::VecDeque;
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use actix::MailboxError;
 use actix_web::HttpResponse;
 use bytes::Bytes;
-use futures_util::stream::{self, Stream};
+use futures_util::stream;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc::Receiver;
 use tokio::time::{interval_at, Instant, Interval};
 
-use super::endpoint::{error_status, frame};
 use super::inflight::InFlight;
-use super::response::{sse_event, SSE_PING};
+use super::response::{sse_event, sse_response, SSE_PING};
 use super::McpService;
 use crate::dispatch::{Listen, Reply};
-use crate::handler::{OutgoingMessage, Tenant};
+use crate::handler::{ListChanged, OutgoingMessage, Tenant};
 use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes};
-use crate::protocol::{Era, RequestId};
-use crate::tenancy::ListChanged;
+use crate::protocol::RequestId;
 
-pub(crate) type PendingReply = Pin<Box<dyn Future<Output = Result<Reply, MailboxError>>>>;
+/// A reply still to come.
+pub(crate) type PendingReply = Pin<Box<dyn Future<Output = Reply>>>;
 
 /// Counts an open stream for `/metrics` for as long as the body lives.
 struct OpenStream(Arc<McpService>);
@@ -49,28 +47,17 @@ impl Drop for OpenStream {
     }
 }
 
-fn sse_response<S>(body: S) -> HttpResponse
-where
-    S: Stream<Item = Result<Bytes, Infallible>> + 'static,
-{
-    HttpResponse::Ok()
-        .content_type("text/event-stream")
-        .insert_header(("cache-control", "no-cache"))
-        .insert_header(("x-accel-buffering", "no"))
-        .streaming(body)
-}
-
 fn keepalive(service: &McpService) -> Interval {
     let period = service.http.sse_keepalive;
     interval_at(Instant::now() + period, period)
 }
 
-fn notification_event(n: &OutgoingMessage) -> Bytes {
+pub(crate) fn notification_event(n: &OutgoingMessage) -> Bytes {
     sse_event(&n.to_bytes())
 }
 
 /// Queues the notifications already sent when the reply arrived: they precede it.
-fn drain(rx: &mut Receiver<Box<OutgoingMessage>>, pending: &mut VecDeque<Bytes>) {
+pub(crate) fn drain(rx: &mut Receiver<Box<OutgoingMessage>>, pending: &mut VecDeque<Bytes>) {
     while let Ok(n) = rx.try_recv() {
         pending.push_back(notification_event(&n));
     }
@@ -86,39 +73,35 @@ fn final_event(service: &McpService, id: &RequestId, reply: Reply) -> Option<Byt
     }
 }
 
-/// Waits for the first of: the reply (then answer as JSON, unless notifications were queued
-/// before it) or a notification (then switch to SSE for the rest of the request). An error
-/// that arrives before anything was written keeps its own HTTP status: the queued
-/// notifications are dropped, since the request failed anyway.
-pub(crate) async fn request_stream(
+/// A request whose reply came with notifications queued before it: they, then the reply.
+pub(crate) fn replay(
     service: Arc<McpService>,
-    tenant: Arc<Tenant>,
+    id: &RequestId,
+    mut pending: VecDeque<Bytes>,
+    reply: Reply,
+) -> HttpResponse {
+    pending.extend(final_event(&service, id, reply));
+    let open = OpenStream::new(service);
+    sse_response(stream::unfold(
+        (pending, open),
+        |(mut pending, open)| async move {
+            pending
+                .pop_front()
+                .map(|event| (Ok(event), (pending, open)))
+        },
+    ))
+}
+
+/// A request whose first notification came before its reply: `pending` (that notification),
+/// then every further one as it comes, then the reply, with keep-alives meanwhile.
+pub(crate) fn request_stream(
+    service: Arc<McpService>,
     id: RequestId,
-    era: Era,
-    mut reply: PendingReply,
-    mut rx: Receiver<Box<OutgoingMessage>>,
+    reply: PendingReply,
+    rx: Receiver<Box<OutgoingMessage>>,
+    pending: VecDeque<Bytes>,
     in_flight: InFlight,
 ) -> HttpResponse {
-    let mut pending = VecDeque::new();
-    tokio::select! {
-        biased;
-        r = &mut reply => {
-            let r = r.unwrap_or_else(|_| Reply::unavailable());
-            in_flight.finish();
-            drain(&mut rx, &mut pending);
-            let keeps_status = matches!(&r, Reply::Error(e) if error_status(era, e) != 200);
-            if pending.is_empty() || keeps_status || matches!(r, Reply::Listen(_)) {
-                return frame(&service, &id, r, &tenant, era);
-            }
-            pending.extend(final_event(&service, &id, r));
-            let open = OpenStream::new(service);
-            return sse_response(stream::unfold((pending, open), |(mut pending, open)| async move {
-                pending.pop_front().map(|event| (Ok(event), (pending, open)))
-            }));
-        }
-        Some(n) = rx.recv() => pending.push_back(notification_event(&n)),
-    }
-
     struct State {
         service: Arc<McpService>,
         id: RequestId,
@@ -159,7 +142,6 @@ pub(crate) async fn request_stream(
                         in_flight.finish();
                     }
                     drain(&mut s.rx, &mut s.pending);
-                    let r = r.unwrap_or_else(|_| Reply::unavailable());
                     s.pending.extend(final_event(&s.service, &s.id, r));
                 }
                 _ = s.ping.tick() => return Some((Ok(Bytes::from_static(SSE_PING)), s)),
@@ -230,10 +212,11 @@ pub(crate) fn listen_stream(
             }
         }
 
-        /// The closing result, then the end of the stream.
+        /// The closing result, then the end of the stream. The server info is the tenant's
+        /// as it is at the close, which may have changed since the stream opened.
         fn close(&mut self) {
             self.done = true;
-            let closing = self.listen.closing_result(self.tenant.server_info());
+            let closing = self.listen.closing_result(self.tenant.view().server_info());
             let id = &self.listen.subscription_id;
             self.pending.push_back(sse_event(&result_bytes(
                 id,

@@ -1,0 +1,134 @@
+//! One request, ready to dispatch: a [`Call`], with the [`Scope`] of what its client
+//! declared.
+//!
+//! A call is built in two ways only, so none skips the checks its era needs: a modern one
+//! from the [`Envelope`] that `envelope::check_modern` returned, a legacy one by the Session
+//! actor from what `initialize` negotiated.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::envelope::Envelope;
+use super::relay::Shim;
+use crate::handler::{Catalog, Context, ContextBuilder, Notifier, Principal, Tenant, TenantView};
+use crate::protocol::{ClientCapabilities, Era, Request};
+
+/// What the request may receive and may be asked for, by era: from the `_meta` envelope on
+/// a modern request, from the session on a legacy one.
+#[derive(Debug, Clone)]
+pub(crate) struct Scope {
+    pub(crate) era: Era,
+    pub(crate) client_capabilities: ClientCapabilities,
+}
+
+/// One request, ready to dispatch.
+#[derive(Debug)]
+pub(crate) struct Call {
+    pub(crate) tenant: Arc<Tenant>,
+    /// The tenant as it was when the request arrived: one view serves the whole request.
+    pub(crate) view: Arc<TenantView>,
+    /// What the principal sees of that view's catalog: every list and call path reads this.
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) principal: Principal,
+    pub(crate) request: Request,
+    pub(crate) scope: Scope,
+    pub(crate) notifier: Option<Notifier>,
+    pub(crate) cancel: CancellationToken,
+    /// Legacy requests only: how the shim reaches the client.
+    pub(crate) shim: Option<Shim>,
+}
+
+/// Who asks, of which tenant, seen how: the part of a call both eras resolve the same way.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    pub(crate) tenant: Arc<Tenant>,
+    pub(crate) view: Arc<TenantView>,
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) principal: Principal,
+}
+
+impl Caller {
+    /// `principal` on the tenant as it is now.
+    pub(crate) fn new(tenant: Arc<Tenant>, principal: Principal) -> Self {
+        let view = tenant.view();
+        let catalog = view.catalog_for(&principal);
+        Self {
+            tenant,
+            view,
+            catalog,
+            principal,
+        }
+    }
+}
+
+impl Call {
+    /// A modern request that passed the envelope checks: its scope is the envelope's.
+    pub(crate) fn modern(
+        caller: Caller,
+        request: Request,
+        envelope: Envelope,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+    ) -> Self {
+        let scope = Scope {
+            era: envelope.version().era(),
+            client_capabilities: envelope.into_meta().client_capabilities,
+        };
+        Self::new(caller, request, scope, notifier, cancel, None)
+    }
+
+    /// A request of a legacy session, with the capabilities it negotiated and its shim.
+    pub(crate) fn legacy(
+        caller: Caller,
+        request: Request,
+        client_capabilities: ClientCapabilities,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+        shim: Shim,
+    ) -> Self {
+        let scope = Scope {
+            era: Era::Legacy,
+            client_capabilities,
+        };
+        Self::new(caller, request, scope, notifier, cancel, Some(shim))
+    }
+
+    fn new(
+        caller: Caller,
+        request: Request,
+        scope: Scope,
+        notifier: Option<Notifier>,
+        cancel: CancellationToken,
+        shim: Option<Shim>,
+    ) -> Self {
+        let Caller {
+            tenant,
+            view,
+            catalog,
+            principal,
+        } = caller;
+        Self {
+            tenant,
+            view,
+            catalog,
+            principal,
+            request,
+            scope,
+            notifier,
+            cancel,
+            shim,
+        }
+    }
+
+    /// The handler context of this request: who, for which tenant, with what capabilities,
+    /// its sinks and its cancellation. Input-capable methods add answers and state.
+    pub(crate) fn context(&self) -> ContextBuilder {
+        Context::builder(self.tenant.clone())
+            .principal(self.principal.clone())
+            .era(self.scope.era)
+            .client_capabilities(self.scope.client_capabilities.clone())
+            .notifier(self.notifier.clone())
+            .cancel(self.cancel.clone())
+    }
+}

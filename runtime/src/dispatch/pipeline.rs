@@ -1,0 +1,292 @@
+//! The per-request pipeline: [`dispatch`] runs one call under its span, its timeout, its
+//! cancellation and panic capture; `route` sends it to the method's code; a modern
+//! `tools/call`, `prompts/get` or `resources/read` takes one `round` of input-required; every
+//! result is stamped for its era.
+//!
+//! The policies themselves (the capability gate, sealing, stamping) are pure functions of
+//! their own modules, applied here with the [`Protection`] the worker's policy view gave.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use serde_json::{Map, Value};
+use tracing::field::Empty;
+use tracing::Instrument;
+
+use super::call::Call;
+use super::config::RuntimeConfig;
+use super::methods;
+use super::mrtr::{self, Completed, Produced};
+use super::protection::Protection;
+use super::relay::NoRelay;
+use super::reply::Reply;
+use super::shim;
+use super::stamp;
+use crate::handler::Outcome;
+use crate::protocol::result::{StampedResult, StampedToolResult};
+use crate::protocol::{Era, McpError};
+
+/// Runs one request under its span, its timeout and its cancellation token.
+///
+/// A plain function returning the instrumented future, not an `async fn`: an `async fn`
+/// would keep its arguments in its own state beside the copy the future moves in, and a
+/// legacy flow holds this future for as long as its user takes to answer.
+pub(crate) fn dispatch(
+    mut call: Call,
+    protection: Protection,
+    config: Arc<RuntimeConfig>,
+) -> impl Future<Output = Reply> {
+    let span = tracing::info_span!(
+        "mcp",
+        tenant = call.tenant.slug(),
+        method = call.request.method.as_str(),
+        target = Empty,
+        round = Empty,
+        outcome = Empty,
+        code = Empty
+    );
+    let cancel = call.cancel.clone();
+    // A shim flow waits for people: its handler runs and its legs have their own bounds.
+    let timeout = if call.scope.era == Era::Legacy && stamp::may_require_input(&call.request.method)
+    {
+        Duration::MAX
+    } else {
+        config.request_timeout
+    };
+    async move {
+        let work = AssertUnwindSafe(route(&mut call, &protection, &config)).catch_unwind();
+        let mut work = std::pin::pin!(tokio::time::timeout(timeout, work));
+        let reply = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {
+                // The client is gone. The handler may still be cleaning up after
+                // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
+                let _ = tokio::time::timeout(config.cancel_grace, &mut work).await;
+                Reply::Cancelled
+            }
+            r = &mut work => match r {
+                Ok(Ok(reply)) => reply,
+                Ok(Err(panic)) => {
+                    let what = panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned());
+                    tracing::error!(panic = what.as_deref().unwrap_or("<non-string panic>"), "handler panicked");
+                    Reply::Error(McpError::internal("Internal error"))
+                }
+                Err(_) => {
+                    tracing::warn!(timeout_ms = config.request_timeout.as_millis() as u64, "request timed out");
+                    Reply::Error(McpError::internal("Internal error: request timed out"))
+                }
+            },
+        };
+        let span = tracing::Span::current();
+        span.record("outcome", reply.kind().as_str());
+        if let Reply::Error(e) = &reply {
+            span.record("code", e.code.code());
+        }
+        tracing::info!("request done");
+        reply
+    }
+    .instrument(span)
+}
+
+/// Takes the call mutably so an input-required method can move its answers out of the
+/// request instead of copying them, and a legacy shim flow its params.
+async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig) -> Reply {
+    let method = call.request.method.as_str();
+    let legacy = call.scope.era == Era::Legacy;
+    let result = match method {
+        "server/discover" | "subscriptions/listen" if legacy => {
+            Err(McpError::method_not_found(method))
+        }
+        m if legacy && stamp::may_require_input(m) => {
+            let params = call.request.params.take();
+            match &call.shim {
+                Some(s) => shim::run(call, params, s).await,
+                // Only a session gives a legacy request a way to its client.
+                None => Err(shim::refused(NoRelay::NoStream)),
+            }
+        }
+        "server/discover" => Ok(methods::discover(call)),
+        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
+            methods::list(method, call)
+        }
+        "completion/complete" => methods::complete(call),
+        "subscriptions/listen" => {
+            return methods::listen(call).map_or_else(Reply::Error, Reply::Listen)
+        }
+        m if stamp::may_require_input(m) => {
+            return round(call, protection, config)
+                .await
+                .map_or_else(Reply::Error, Reply::Result)
+        }
+        other => custom(call, other).await,
+    };
+    result
+        .and_then(|r| stamped(call, r))
+        .map_or_else(Reply::Error, Reply::Result)
+}
+
+/// One modern round of `tools/call`, `prompts/get` or `resources/read`. A tool's result and
+/// an input-required result are typed and stamped as they are built; the rest are objects.
+async fn round(
+    call: &mut Call,
+    protection: &Protection,
+    config: &RuntimeConfig,
+) -> Result<StampedResult, McpError> {
+    let answers = call
+        .request
+        .params
+        .as_mut()
+        .and_then(|p| p.remove("inputResponses"));
+    match mrtr::run(call, answers, protection, config.max_rounds).await? {
+        Produced::Complete(Completed::Tool(r)) => Ok(StampedResult::Tool(StampedToolResult::new(
+            r,
+            call.view.shared_server_info(),
+        ))),
+        Produced::Complete(Completed::Object(mut r)) => {
+            if call.request.method == "resources/read" {
+                methods::read_cache_hints(&mut r);
+            }
+            stamped(call, r)
+        }
+        Produced::InputRequired(r) => Ok(StampedResult::InputRequired(r)),
+    }
+}
+
+/// A result built as a JSON object, stamped for the call's era.
+fn stamped(call: &Call, mut r: Map<String, Value>) -> Result<StampedResult, McpError> {
+    stamp::stamp(
+        &call.request.method,
+        &mut r,
+        call.scope.era,
+        call.view.server_info(),
+    )?;
+    Ok(StampedResult::Object(r))
+}
+
+/// A custom method from the catalog. It may not ask for input.
+async fn custom(call: &Call, method: &str) -> Result<Map<String, Value>, McpError> {
+    let handler = call
+        .catalog
+        .method(method)
+        .ok_or_else(|| McpError::method_not_found(method))?
+        .clone();
+    let ctx = call.context().build();
+    match handler
+        .handle(ctx, call.request.params.clone().unwrap_or_default())
+        .await
+    {
+        Ok(Outcome::Complete(Value::Object(r))) => Ok(r),
+        Ok(Outcome::Complete(_)) => {
+            tracing::error!(
+                method,
+                "custom method returned a result that is not an object"
+            );
+            Err(McpError::internal("Internal error"))
+        }
+        Ok(Outcome::InputRequired(_)) => Err(stamp::input_required_not_allowed(method)),
+        Err(e) => Err(e.into_wire(method)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use tokio_util::sync::CancellationToken;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::dispatch::call::Caller;
+    use crate::dispatch::envelope::check_modern;
+    use crate::handler::{
+        Catalog, Context, InputRequired, MethodHandler, MethodOutcome, Principal, Tenant,
+    };
+    use crate::protocol::{Request, RequestId};
+
+    /// A custom method that (wrongly) asks for input.
+    struct Asks;
+
+    #[async_trait(?Send)]
+    impl MethodHandler for Asks {
+        fn method(&self) -> &str {
+            "acme/asks"
+        }
+
+        async fn handle(&self, _ctx: Context, _params: Map<String, Value>) -> MethodOutcome {
+            Ok(Outcome::InputRequired(
+                InputRequired::new().list_roots("roots"),
+            ))
+        }
+    }
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .map_err(|_| std::io::ErrorKind::Other)?
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[actix_rt::test]
+    async fn input_required_from_a_custom_method_is_an_internal_error_and_a_log_line() {
+        let logs = Captured::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let _default = tracing::subscriber::set_default(subscriber);
+
+        let catalog = Catalog::builder().method(Arc::new(Asks)).build();
+        let tenant = Arc::new(Tenant::new("t", catalog));
+        let request = Request {
+            id: RequestId::Number(1.into()),
+            method: "acme/asks".into(),
+            params: json!({"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
+            }})
+            .as_object()
+            .cloned(),
+        };
+        let envelope = check_modern(&request, None).expect("a modern request");
+        let call = Call::modern(
+            Caller::new(tenant, Principal::anonymous()),
+            request,
+            envelope,
+            None,
+            CancellationToken::new(),
+        );
+        let reply = dispatch(
+            call,
+            Protection::PassThrough,
+            Arc::new(RuntimeConfig::default()),
+        )
+        .await;
+
+        let Reply::Error(error) = reply else {
+            panic!("expected an error, got {reply:?}")
+        };
+        assert_eq!(error.code.code(), -32603);
+        let logs = String::from_utf8(logs.0.lock().expect("logs").clone()).expect("UTF-8");
+        assert!(
+            logs.contains("ERROR") && logs.contains("input-required") && logs.contains("acme/asks"),
+            "{logs}"
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! Every request header the MCP endpoint reads, read here: `Accept`, `Authorization`,
+//! `Mcp-Session-Id`, `MCP-Protocol-Version`, and the SEP-2243 headers the envelope checks
+//! compare with the body. Borrowed from the request, never copied.
+
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::HttpRequest;
+
+use crate::dispatch::envelope::{HeaderText, HttpHeaders};
+use crate::protocol::{Era, McpError, ProtocolVersion};
+
+/// `Mcp-Session-Id`, as the client sends it and as `initialize` answers it.
+pub(crate) const SESSION_ID: &str = "mcp-session-id";
+
+/// The headers of one request.
+#[derive(Clone, Copy)]
+pub(crate) struct Headers<'a>(&'a HeaderMap);
+
+impl<'a> Headers<'a> {
+    pub(crate) fn of(req: &'a HttpRequest) -> Self {
+        Self(req.headers())
+    }
+
+    /// The value of `name`, if sent as visible ASCII.
+    fn text(&self, name: &str) -> Option<&'a str> {
+        self.0.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// `Host`: present but unreadable is the empty host, which no guard allows.
+    pub(crate) fn host(&self) -> Option<&'a str> {
+        let host = self.0.get(header::HOST)?;
+        Some(host.to_str().unwrap_or_default())
+    }
+
+    /// `Origin`: present but unreadable is the empty origin, which no guard allows.
+    pub(crate) fn origin(&self) -> Option<&'a str> {
+        let origin = self.0.get(header::ORIGIN)?;
+        Some(origin.to_str().unwrap_or_default())
+    }
+
+    /// Whether the client reads SSE on a POST (a missing `Accept` accepts anything).
+    pub(crate) fn accepts_sse(&self) -> bool {
+        self.text("accept")
+            .is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"))
+    }
+
+    /// Whether a GET asks for an SSE stream: it must say so.
+    pub(crate) fn asks_for_sse(&self) -> bool {
+        self.text("accept")
+            .is_some_and(|a| a.contains("text/event-stream"))
+    }
+
+    /// The bearer token of `Authorization: Bearer <token>`.
+    pub(crate) fn bearer(&self) -> Option<&'a str> {
+        let value = self.text(header::AUTHORIZATION.as_str())?;
+        let (scheme, token) = value.split_once(' ')?;
+        scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+    }
+
+    /// The legacy session the request names.
+    pub(crate) fn session_id(&self) -> Option<&'a str> {
+        self.text(SESSION_ID).map(str::trim)
+    }
+
+    /// `MCP-Protocol-Version`, trimmed.
+    pub(crate) fn protocol_version(&self) -> Option<&'a str> {
+        self.text("mcp-protocol-version").map(str::trim)
+    }
+
+    /// The era of the version `MCP-Protocol-Version` names, if it names one served here.
+    pub(crate) fn version_era(&self) -> Option<Era> {
+        self.protocol_version()
+            .and_then(ProtocolVersion::parse)
+            .map(|v| v.era())
+    }
+
+    /// `Mcp-Method`, trimmed.
+    pub(crate) fn mcp_method(&self) -> Option<&'a str> {
+        self.text("mcp-method").map(str::trim)
+    }
+
+    /// The MCP headers the envelope checks compare with the body. A repeated MCP header is
+    /// refused: intermediaries route on these headers, and two values would let them see one
+    /// request and the server another.
+    pub(crate) fn mcp(&self) -> Result<HttpHeaders<'a>, McpError> {
+        let single = |name: &str| {
+            let mut values = self.0.get_all(name);
+            let first = values.next().map(text);
+            match values.next() {
+                Some(_) => Err(McpError::header_mismatch(format!("Repeated {name} header"))),
+                None => Ok(first),
+            }
+        };
+        let params = self
+            .0
+            .iter()
+            .filter_map(|(name, value)| {
+                let suffix = name.as_str().strip_prefix("mcp-param-")?;
+                Some((suffix, text(value)))
+            })
+            .collect();
+        Ok(HttpHeaders {
+            protocol_version: single("mcp-protocol-version")?,
+            method: single("mcp-method")?,
+            name: single("mcp-name")?,
+            params,
+        })
+    }
+}
+
+fn text(value: &header::HeaderValue) -> HeaderText<'_> {
+    value.to_str().map_or(HeaderText::Invalid, HeaderText::Text)
+}
