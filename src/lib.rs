@@ -14,4 +14,5 @@ pub mod catalogs;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod terminal;
 pub mod wiring;
