@@ -9,6 +9,7 @@
 //!
 #![doc = include_str!("../README.md")]
 
+pub mod answers;
 pub mod bench;
 pub mod catalogs;
 pub mod cli;
