@@ -21,3 +21,4 @@ mod sealing;
 mod stamping;
 mod stdio;
 mod streaming;
+mod terminal;
