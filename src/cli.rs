@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::answers::{parse_preset, PresetAnswer};
 use crate::bench::{parse_duration, Mode};
 
 #[derive(Debug, Parser)]
@@ -36,6 +37,44 @@ pub enum Command {
     /// Drive concurrent clients against an MCP endpoint; report throughput, latency
     /// percentiles, errors and the server's memory (see BENCHMARKS.md).
     Bench(BenchArgs),
+    /// Answer one input request as `roundtrip call` would, and print the answer as JSON.
+    ///
+    /// Not for users: it runs the answer sources of `call` (`--answer`, `--sampling-command`,
+    /// the terminal form) on a request given as `{"method": ..., "params": ...}`, so that they
+    /// can be tried, and tested through a pseudo-terminal, without a client.
+    #[command(hide = true)]
+    AnswerInput(AnswerInputArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AnswerInputArgs {
+    /// The request's key, as in a server's `inputRequests`.
+    pub key: String,
+    /// The request, `{"method": ..., "params": ...}`.
+    pub request: String,
+    #[command(flatten)]
+    pub answers: AnswerArgs,
+}
+
+/// How a client command answers input requests it cannot ask a person for (shared by the
+/// commands that call a server).
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// Answer the input request under KEY with JSON, the whole answer: an ElicitResult
+    /// ('{"action":"accept","content":{...}}', '{"action":"decline"}'), a
+    /// CreateMessageResult or a ListRootsResult. Repeatable; each answers its key once.
+    /// Requests without one are asked in the terminal, or fail when stdin is not a terminal.
+    #[arg(long = "answer", value_name = "KEY=JSON", value_parser = parse_preset)]
+    pub answers: Vec<PresetAnswer>,
+
+    /// Answer sampling requests by running CMD (through `sh -c`) with the request as JSON on
+    /// stdin; it prints the CreateMessageResult on stdout. Without it, you type the reply.
+    #[arg(long, value_name = "CMD")]
+    pub sampling_command: Option<String>,
+
+    /// How long --sampling-command may take for one request (30s, 2m) [default: 60s].
+    #[arg(long, value_parser = parse_duration)]
+    pub sampling_timeout: Option<Duration>,
 }
 
 #[derive(Debug, Args)]

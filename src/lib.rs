@@ -9,9 +9,11 @@
 //!
 #![doc = include_str!("../README.md")]
 
+pub mod answers;
 pub mod bench;
 pub mod catalogs;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod terminal;
 pub mod wiring;

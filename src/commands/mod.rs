@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod answer_input;
 pub mod bench;
 pub mod serve;
 pub mod stdio;

@@ -22,3 +22,4 @@ mod sealing;
 mod stamping;
 mod stdio;
 mod streaming;
+mod terminal;

@@ -6,6 +6,8 @@
 //!   of input each; `ask_several` asks for form, URL, sampling and roots at once. Each
 //!   completes once every key it asked for has an answer, echoing answers, state and round in
 //!   `structuredContent`.
+//! - `ask_signup`: a form with a string, an integer, a titled enum and a boolean (the form a
+//!   person fills in through a pseudo-terminal, `tests/it/terminal.rs`).
 //! - `ask_sampling_context`: sampling with `includeContext` (needs `sampling.context`).
 //! - `progress_then_ask`: reports progress, then asks for a form (an error may follow
 //!   notifications).
@@ -87,6 +89,13 @@ pub(crate) fn catalog(probe: &Probe) -> Catalog {
                         "https://example.com/authorize",
                     ),
                 )
+            },
+        ))
+        .tool(fn_tool(
+            ToolDescriptor::new("ask_signup", "A form of four field types.", any_args()),
+            |ctx, _args| async move {
+                let ask = InputRequired::new().elicit("signup", "Create your lab account", signup_schema());
+                until_answered(&ctx, ask)
             },
         ))
         .tool(fn_tool(
@@ -223,6 +232,22 @@ pub(crate) fn catalog(probe: &Probe) -> Catalog {
 
 pub(crate) fn name_schema() -> Value {
     json!({"type": "object", "properties": {"name": {"type": "string", "title": "Name"}}, "required": ["name"]})
+}
+
+/// `ask_signup`'s form: a string with a minimum length, an integer with bounds, a titled
+/// single-select enum, and an optional boolean with a default.
+pub(crate) fn signup_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["name", "age", "plan"],
+        "properties": {
+            "name": {"type": "string", "title": "Name", "minLength": 2},
+            "age": {"type": "integer", "title": "Age", "minimum": 0, "maximum": 150},
+            "plan": {"type": "string", "title": "Plan", "oneOf": [
+                {"const": "free", "title": "Free"}, {"const": "pro", "title": "Pro"}]},
+            "newsletter": {"type": "boolean", "title": "Newsletter", "default": false},
+        },
+    })
 }
 
 /// Completes once every key `ask` names has an answer; otherwise asks for all of them.
