@@ -445,55 +445,21 @@ mod tests {
     }
 
     #[test]
-    fn http_defaults_are_the_runtimes() {
-        let ours = HttpSettings::default();
-        let runtime = HttpConfig::default();
-        assert_eq!(ours.max_body_bytes, runtime.max_body_bytes);
-        assert_eq!(
-            Duration::from_millis(ours.body_timeout_ms),
-            runtime.body_timeout
-        );
-        assert_eq!(
-            Duration::from_millis(ours.sse_keepalive_ms),
-            runtime.sse_keepalive
-        );
-        assert_eq!(
-            HostGuard::new(ours.allowed_hosts, ours.allowed_origins),
-            runtime.guard
-        );
-    }
-
-    #[test]
     fn the_default_allowed_hosts_are_what_the_localhost_guard_allows() {
         let hosts = HttpSettings::default().allowed_hosts;
         assert_eq!(HostGuard::new(hosts, Vec::new()), HostGuard::localhost());
     }
 
     #[test]
-    fn mcp_defaults_are_the_runtimes() {
-        let ours = McpSettings::default();
-        let runtime = RuntimeConfig::default();
-        assert_eq!(
-            Duration::from_millis(ours.request_timeout_ms),
-            runtime.request_timeout
-        );
-        assert_eq!(
-            Duration::from_millis(ours.cancel_grace_ms),
-            runtime.cancel_grace
-        );
-        assert_eq!(ours.max_rounds, runtime.max_rounds);
-    }
-
-    #[test]
-    fn state_defaults_are_the_runtimes_seal_policy() {
-        let ours = StateSettings::default();
-        let policy = SealPolicy {
-            ttl: Duration::from_secs(ours.ttl_secs),
-            clock_skew: Duration::from_secs(ours.clock_skew_secs),
-            max_token_bytes: ours.max_token_bytes,
-            max_state_bytes: ours.max_state_bytes,
-        };
-        assert_eq!(policy, SealPolicy::default());
+    fn configured_legacy_limits_reach_the_runtime_in_their_units() {
+        let mut c = Config::default();
+        c.legacy.idle_timeout_secs = 90;
+        c.legacy.leg_timeout_secs = 7;
+        c.legacy.max_requests_per_session = 3;
+        let runtime = c.legacy.runtime();
+        assert_eq!(runtime.idle_timeout, Duration::from_secs(90));
+        assert_eq!(runtime.leg_timeout, Duration::from_secs(7));
+        assert_eq!(runtime.max_requests_per_session, 3);
     }
 
     #[test]

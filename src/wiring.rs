@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
 use roundtrip_runtime::handler::TenantSettings;
 use roundtrip_runtime::sealing::{
-    EnsureTenant, KeyManager, LocalKeyShare, SealPolicy, SetTenantGrace, Snapshot,
+    EnsureTenant, KeyManager, KeyShare, LocalKeyShare, SealPolicy, SetTenantGrace, Snapshot,
 };
 use roundtrip_runtime::tenancy::{Tenant, TenantDirectory};
 use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
@@ -97,10 +97,12 @@ impl Dispatching {
     }
 }
 
-/// Builds [`Dispatching`] inside the current actix System.
+/// Builds [`Dispatching`] inside the current actix System, its key rings kept in `share`:
+/// this process's own ([`LocalKeyShare`]), or one other processes share.
 pub async fn dispatching(
     config: &Config,
     registry: &TenantRegistry,
+    share: Box<dyn KeyShare>,
 ) -> anyhow::Result<Dispatching> {
     let policy = SealPolicy {
         ttl: Duration::from_secs(config.state.ttl_secs),
@@ -113,7 +115,7 @@ pub async fn dispatching(
     let key_arbiter = Arbiter::new();
     let km_policy = policy.clone();
     let key_manager = KeyManager::start_in_arbiter(&key_arbiter.handle(), move |_| {
-        KeyManager::new(km_policy, Box::new(LocalKeyShare::new()))
+        KeyManager::new(km_policy, share)
     });
     for slug in registry.slugs() {
         // A tenant that keeps states longer keeps a rotated key verifiable as long.
@@ -161,18 +163,30 @@ pub async fn start(config: &Config) -> anyhow::Result<Running> {
     start_with(config, registry, generated_demo_key).await
 }
 
-/// Starts the server for the tenants of `registry`.
+/// Starts the server for the tenants of `registry`, with key rings of its own.
 pub async fn start_with(
     config: &Config,
     registry: Arc<TenantRegistry>,
     generated_demo_key: Option<ApiKey>,
+) -> anyhow::Result<Running> {
+    let own_keys = Box::new(LocalKeyShare::new());
+    start_sharing(config, registry, generated_demo_key, own_keys).await
+}
+
+/// Starts the server for the tenants of `registry`, its key rings kept in `share`: servers
+/// that share one open each other's `requestState`.
+pub async fn start_sharing(
+    config: &Config,
+    registry: Arc<TenantRegistry>,
+    generated_demo_key: Option<ApiKey>,
+    share: Box<dyn KeyShare>,
 ) -> anyhow::Result<Running> {
     config.validate()?;
     let Dispatching {
         runtime,
         keys,
         key_arbiter,
-    } = dispatching(config, &registry).await?;
+    } = dispatching(config, &registry, share).await?;
     let http_config = HttpConfig {
         max_body_bytes: config.http.max_body_bytes,
         body_timeout: Duration::from_millis(config.http.body_timeout_ms),

@@ -267,7 +267,9 @@ fn dechunk(input: &[u8]) -> Result<Option<(Vec<u8>, usize)>, String> {
                 }
             }
         }
-        if body.len() + size > MAX_RESPONSE {
+        // The body never exceeds the cap, so this cannot overflow, whatever size the peer
+        // claims; and once it passes, `at + size + 2` cannot either.
+        if size > MAX_RESPONSE - body.len() {
             return Err(format!("chunked body over {MAX_RESPONSE} bytes"));
         }
         if input.len() < at + size + 2 {
@@ -326,6 +328,16 @@ mod tests {
         }
         assert!(dechunk(b"zz\r\n").is_err());
         assert!(dechunk(b"2\r\nabXY").is_err());
+    }
+
+    #[test]
+    fn a_chunk_size_no_body_could_have_is_an_error_not_a_panic() {
+        for hostile in [
+            &b"ffffffffffffffff\r\nab\r\n0\r\n\r\n"[..],
+            &b"2\r\nab\r\nfffffffffffffffe\r\n"[..],
+        ] {
+            assert!(dechunk(hostile).is_err(), "{hostile:?}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use roundtrip_runtime::handler::Principal;
+use roundtrip_runtime::sealing::LocalKeyShare;
 use roundtrip_runtime::tenancy::TenantDirectory;
 use roundtrip_runtime::transport::stdio::{self, Stdio};
 
@@ -18,7 +19,8 @@ pub fn run(config: Config, args: &StdioArgs) -> anyhow::Result<()> {
         let tenant = registry
             .tenant(&args.tenant)
             .with_context(|| format!("no tenant '{}'", args.tenant))?;
-        let dispatching = wiring::dispatching(&config, &registry).await?;
+        let dispatching =
+            wiring::dispatching(&config, &registry, Box::new(LocalKeyShare::new())).await?;
         tracing::info!(tenant = tenant.slug(), "serving over stdio");
         let server = Stdio {
             tenant,

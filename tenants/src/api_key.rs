@@ -7,6 +7,7 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use rand::RngCore;
+use roundtrip_runtime::tenancy::Grants;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
@@ -42,27 +43,39 @@ impl ApiKey {
     }
 }
 
-/// The stored form of a key: its id and the hash of its secret.
+/// The stored form of a key: its id, the hash of its secret, and what it may see.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKeyRecord {
+    /// The key's id: its principal is `key:{id}`.
     pub id: String,
     hash: [u8; 32],
+    /// What the key's principal may see of its tenant: everything unless limited.
+    pub grants: Grants,
 }
 
 impl std::fmt::Debug for ApiKeyRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApiKeyRecord")
             .field("id", &self.id)
+            .field("grants", &self.grants)
             .finish_non_exhaustive()
     }
 }
 
 impl ApiKeyRecord {
+    /// The record of `secret`, stored under `id`, with access to everything.
     pub fn from_secret(id: String, secret: &str) -> Self {
         Self {
             id,
             hash: hash(secret),
+            grants: Grants::All,
         }
+    }
+
+    /// The same key, limited to `grants`.
+    pub fn with_grants(mut self, grants: Grants) -> Self {
+        self.grants = grants;
+        self
     }
 
     /// Constant-time check of a presented secret.

@@ -62,7 +62,8 @@ impl TenantRegistry {
     pub fn add_key(&self, slug: &str, key: ApiKeyRecord) -> bool {
         match self.write().get_mut(slug) {
             Some(entry) => {
-                let principal = Principal::new(format!("key:{}", key.id));
+                let principal =
+                    Principal::with_grants(format!("key:{}", key.id), key.grants.clone());
                 entry.keys.insert(*key.digest(), (key, principal));
                 true
             }
@@ -116,6 +117,7 @@ mod tests {
     use crate::api_key::ApiKey;
     use crate::model::Slug;
     use roundtrip_runtime::handler::Catalog;
+    use roundtrip_runtime::tenancy::{Allow, Grants};
 
     fn registry(auth: AuthMode) -> (TenantRegistry, Arc<Tenant>) {
         let r = TenantRegistry::new();
@@ -160,6 +162,16 @@ mod tests {
             r.authenticate(&t, Some(&stranger.secret)),
             Err(AuthError::Invalid)
         );
+    }
+
+    #[test]
+    fn a_limited_key_authenticates_as_a_principal_with_its_grants() {
+        let (r, t) = registry(AuthMode::ApiKey);
+        let key = ApiKey::generate("k1");
+        let allow = Allow::default().tools(["echo"]);
+        r.add_key("t", key.record().with_grants(Grants::only(allow.clone())));
+        let principal = r.authenticate(&t, Some(&key.secret)).expect("its key");
+        assert_eq!(principal.grants(), &Grants::only(allow));
     }
 
     #[test]

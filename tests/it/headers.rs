@@ -143,6 +143,23 @@ async fn an_invalid_base64_mcp_name_is_a_header_mismatch() {
     server.stop().await;
 }
 
+#[actix_web::test]
+async fn a_raw_utf8_mcp_name_is_refused_as_invalid_not_as_missing() {
+    let server = Server::start().await;
+    let reply = server
+        .post(LAB, &tool_call(1, "quiet", json!({}), json!({})))
+        .header("mcp-name", "qu\u{ee}et")
+        .send()
+        .await;
+    let error = reply.error(-32020, 400);
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("Mcp-Name header is not valid") && message.contains("base64"),
+        "{message}"
+    );
+    server.stop().await;
+}
+
 fn regional(args: Value) -> Value {
     tool_call("r", "regional", args, json!({}))
 }

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use roundtrip_runtime::sealing::{KeyRing, KeyShare, MemoryKeyShare};
 use serde_json::{json, Value};
 
 use crate::support::{
@@ -162,15 +163,66 @@ async fn a_state_replayed_on_another_method_is_rejected() {
     server.stop().await;
 }
 
+/// One key ring for every tenant: whatever tenant's ring is asked for, the same ring. With it,
+/// a state presented to another tenant opens under the right key, and only the tenant bound
+/// in its associated data can refuse it.
+#[derive(Default)]
+struct OneRingForAll(Option<KeyRing>);
+
+impl KeyShare for OneRingForAll {
+    fn load(&mut self, _tenant: &str) -> Option<KeyRing> {
+        self.0.clone()
+    }
+
+    fn store(&mut self, _tenant: &str, ring: &KeyRing) {
+        self.0 = Some(ring.clone());
+    }
+}
+
 #[actix_web::test]
-async fn a_state_replayed_on_another_tenant_is_rejected() {
-    let server = Server::start().await;
+async fn a_state_replayed_on_another_tenant_is_rejected_even_under_the_same_key() {
+    let server = Server::start_sharing(Box::new(OneRingForAll::default()), |_| {}).await;
     let (first, state) = first_round(&server, LAB, json!({})).await;
     let reply = server
         .send(LAB2, &retry(&first, 2, answer(), Some(&state)))
         .await;
     assert_rejected(&reply);
+    // The same state opens where it was issued: the key was right, the tenant was not.
+    let done = server
+        .send(LAB, &retry(&first, 3, answer(), Some(&state)))
+        .await
+        .result();
+    assert_eq!(done["resultType"], "complete");
     server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_state_sealed_by_one_process_opens_on_another_that_shares_its_key_rings() {
+    let fleet = MemoryKeyShare::new();
+    let one = Server::start_sharing(Box::new(fleet.clone()), |_| {}).await;
+    let other = Server::start_sharing(Box::new(fleet), |_| {}).await;
+    let (first, state) = first_round(&one, LAB, json!({})).await;
+    let done = other
+        .send(LAB, &retry(&first, 2, answer(), Some(&state)))
+        .await
+        .result();
+    assert_eq!(done["resultType"], "complete");
+    one.stop().await;
+    other.stop().await;
+}
+
+#[actix_web::test]
+async fn a_state_sealed_by_one_process_does_not_open_on_one_with_key_rings_of_its_own() {
+    let one = Server::start().await;
+    let other = Server::start().await;
+    let (first, state) = first_round(&one, LAB, json!({})).await;
+    assert_rejected(
+        &other
+            .send(LAB, &retry(&first, 2, answer(), Some(&state)))
+            .await,
+    );
+    one.stop().await;
+    other.stop().await;
 }
 
 #[actix_web::test]

@@ -1,6 +1,7 @@
-//! `resultType` stamping: every modern result carries it (empty results too), an extension
-//! value such as `"task"` is kept, and errors and notifications never carry it. (The harness
-//! checks the latter on every message; these tests make the point explicitly.)
+//! `resultType` stamping: every modern result carries it (empty results too), a `"task"`
+//! result is refused (the tasks extension is not served), and errors and notifications never
+//! carry it. (The harness checks the latter on every message; these tests make the point
+//! explicitly.)
 
 use serde_json::{json, Value};
 
@@ -82,9 +83,7 @@ async fn completion_results_carry_result_type_including_empty_ones() {
 }
 
 #[actix_web::test]
-async fn a_task_result_from_a_method_other_than_tools_call_is_an_internal_error() {
-    // `"task"` answers only `tools/call`, and only a request that declared the extension;
-    // the stamp's unit tests cover the `tools/call` case, which no handler here can produce.
+async fn a_task_result_is_an_internal_error_even_for_a_request_declaring_the_extension() {
     let server = Server::start().await;
     let tasks = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
     for params in [json!({"_meta": meta(tasks)}), json!({})] {

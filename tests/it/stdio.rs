@@ -288,3 +288,36 @@ fn a_line_that_is_not_utf8_is_a_parse_error_and_the_next_line_is_still_served() 
     server.send(&modern(2, "server/discover", json!({}), json!({})));
     assert_eq!(server.next()["id"], 2);
 }
+
+#[test]
+fn a_listen_the_client_cancels_gets_no_response() {
+    let mut server = StdioServer::start("conformance");
+    let filter = json!({"notifications": {"toolsListChanged": true}});
+    server.send(&modern(1, "subscriptions/listen", filter, json!({})));
+    let ack = server.next();
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    server.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "done listening"}}),
+    );
+    server.send(&modern(2, "server/discover", json!({}), json!({})));
+    let next = server.next();
+    assert_eq!(next["id"], 2, "the cancelled listen was answered: {next}");
+    assert!(server.silent_for(Duration::from_millis(200)));
+}
+
+#[test]
+fn a_legacy_session_on_stdio_is_told_when_its_tenant_s_tools_change() {
+    let mut server = StdioServer::start("conformance");
+    server.send(&initialize(1, json!({})));
+    server.next();
+    server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "test_trigger_tool_change", "arguments": {}}}));
+    let mut seen = vec![server.next(), server.next()];
+    seen.sort_by_key(|m| m.get("id").is_some());
+    assert_eq!(
+        seen[0]["method"], "notifications/tools/list_changed",
+        "{seen:?}"
+    );
+    assert_eq!(seen[1]["id"], 2, "{seen:?}");
+}

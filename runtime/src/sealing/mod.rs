@@ -51,4 +51,4 @@ pub use key_manager::{
 };
 pub use keyring::{KeyRing, KeyRings};
 pub use policy::{open, seal, SealPolicy};
-pub use share::{KeyShare, LocalKeyShare};
+pub use share::{KeyShare, LocalKeyShare, MemoryKeyShare};

@@ -1,5 +1,5 @@
-//! Where key rings live beyond one `KeyManager`: the [`KeyShare`] trait and its in-process
-//! default, [`LocalKeyShare`].
+//! Where key rings live beyond one `KeyManager`: the [`KeyShare`] trait, its in-process
+//! default [`LocalKeyShare`], and [`MemoryKeyShare`], one store several KeyManagers share.
 //!
 //! Modern requests are stateless, so any worker process may get the retry of a request
 //! another process sealed: every process must hold the same keys. The `KeyManager` reads
@@ -12,6 +12,7 @@
 //! the trait grows async methods then.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use super::keyring::KeyRing;
 
@@ -48,6 +49,36 @@ impl KeyShare for LocalKeyShare {
     }
 }
 
+/// Key rings in memory, shared by every KeyManager that holds a clone of this handle: what
+/// worker processes sharing one store see of each other, within one process (several servers
+/// in one process, and the tests that model a fleet). A ring one KeyManager creates or rotates
+/// is the ring the others load.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryKeyShare {
+    rings: Arc<Mutex<HashMap<String, KeyRing>>>,
+}
+
+impl MemoryKeyShare {
+    /// An empty store; clone it for each KeyManager that shares it.
+    pub fn new() -> MemoryKeyShare {
+        MemoryKeyShare::default()
+    }
+
+    fn rings(&self) -> std::sync::MutexGuard<'_, HashMap<String, KeyRing>> {
+        self.rings.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl KeyShare for MemoryKeyShare {
+    fn load(&mut self, tenant: &str) -> Option<KeyRing> {
+        self.rings().get(tenant).cloned()
+    }
+
+    fn store(&mut self, tenant: &str, ring: &KeyRing) {
+        self.rings().insert(tenant.to_owned(), ring.clone());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +93,22 @@ mod tests {
         let loaded = share.load("acme").unwrap();
         assert_eq!(loaded.active().kid(), ring.active().kid());
         assert!(share.load("other").is_none());
+    }
+
+    #[test]
+    fn a_ring_stored_through_one_memory_share_loads_through_its_clone() {
+        let mut one = MemoryKeyShare::new();
+        let mut other = one.clone();
+        let ring = KeyRing::new(StateKey::generate());
+        one.store("acme", &ring);
+        assert_eq!(
+            other.load("acme").unwrap().active().kid(),
+            ring.active().kid()
+        );
+        assert!(
+            LocalKeyShare::new().load("acme").is_none(),
+            "a local share is its own"
+        );
     }
 
     #[test]

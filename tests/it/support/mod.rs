@@ -8,7 +8,8 @@
 //! - `wire_checks`: the checks every message the server sends passes, however it is read;
 //! - `protocol`: the version the tests speak, the `_meta` keys, the fixed state error;
 //! - `schema`: the committed MCP JSON schemas the checks validate against;
-//! - `lab`: the test catalog; `legacy_client`: a 2025-11-25 client; `h2c_client`: HTTP/2.
+//! - `lab`: the test catalog; `legacy_client`: a 2025-11-25 client; `h2c_client`: HTTP/2;
+//!   `stdio_in_process`: the stdio server in this process, for a tenant and caller a test holds.
 //!
 //! Edges go one way: `legacy_client` -> `requests` -> `server` -> `lab`; `requests` ->
 //! `replies` -> `wire_checks` -> `schema`, `protocol`; `h2c_client` -> `replies`. The names
@@ -22,6 +23,7 @@ mod replies;
 mod requests;
 pub(crate) mod schema;
 mod server;
+pub(crate) mod stdio_in_process;
 mod wire_checks;
 
 pub(crate) use lab::Probe;
@@ -32,4 +34,4 @@ pub(crate) use protocol::{
 pub(crate) use replies::{Events, Reply};
 pub(crate) use requests::{accept, b64_header, mcp_headers, meta, retry, rpc, tool_call};
 pub(crate) use schema::assert_valid;
-pub(crate) use server::{Server, ALICE, BOB, DEMO, EMPTY, LAB, LAB2};
+pub(crate) use server::{Server, ALICE, BOB, CAROL, DEMO, EMPTY, LAB, LAB2};

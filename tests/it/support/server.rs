@@ -2,7 +2,8 @@
 //! client the request builder sends with (see `requests`).
 //!
 //! Tenants of every test server:
-//! - `demo`: API keys [`ALICE`] and [`BOB`], the `examples` catalog (no prompts);
+//! - `demo`: API keys [`ALICE`] and [`BOB`] (every tool) and [`CAROL`] (only `echo`), the
+//!   `examples` catalog (no prompts);
 //! - `lab`, `lab2`: anonymous, the test catalog of [`lab`](super::lab);
 //! - `empty`: anonymous, an empty catalog.
 
@@ -13,7 +14,8 @@ use std::time::Duration;
 use roundtrip::config::Config;
 use roundtrip::wiring::{self, Running};
 use roundtrip_runtime::handler::Catalog;
-use roundtrip_runtime::tenancy::Tenant;
+use roundtrip_runtime::sealing::{KeyShare, LocalKeyShare};
+use roundtrip_runtime::tenancy::{Allow, Grants, Tenant, TenantDirectory};
 use roundtrip_tenants::{ApiKeyRecord, AuthMode, Slug, TenantRegistry, TenantSpec};
 use serde_json::json;
 
@@ -26,6 +28,8 @@ pub(crate) const EMPTY: &str = "empty";
 /// API keys of the `demo` tenant (principals `key:alice` and `key:bob`).
 pub(crate) const ALICE: &str = "rt_test_alice_0123456789";
 pub(crate) const BOB: &str = "rt_test_bob_0123456789";
+/// An API key of the `demo` tenant limited to the `echo` tool (principal `key:carol`).
+pub(crate) const CAROL: &str = "rt_test_carol_0123456789";
 
 /// A running server with the test tenants; stopped by [`Server::stop`] (or, if a test panics,
 /// by `Drop`).
@@ -45,6 +49,15 @@ impl Server {
 
     /// A server with the test defaults, then `tune` applied to its configuration.
     pub(crate) async fn start_with(tune: impl FnOnce(&mut Config)) -> Server {
+        Server::start_sharing(Box::new(LocalKeyShare::new()), tune).await
+    }
+
+    /// A server whose key rings are kept in `share`, as a worker process of a fleet keeps
+    /// them in the store the fleet shares.
+    pub(crate) async fn start_sharing(
+        share: Box<dyn KeyShare>,
+        tune: impl FnOnce(&mut Config),
+    ) -> Server {
         let mut config = Config {
             listen: "127.0.0.1:0".into(),
             workers: Some(1),
@@ -79,8 +92,11 @@ impl Server {
         );
         assert!(registry.add_key(DEMO, ApiKeyRecord::from_secret("alice".into(), ALICE)));
         assert!(registry.add_key(DEMO, ApiKeyRecord::from_secret("bob".into(), BOB)));
+        let only_echo = Grants::only(Allow::default().tools(["echo"]));
+        let carol = ApiKeyRecord::from_secret("carol".into(), CAROL).with_grants(only_echo);
+        assert!(registry.add_key(DEMO, carol));
 
-        let running = wiring::start_with(&config, Arc::new(registry), None)
+        let running = wiring::start_sharing(&config, Arc::new(registry), None, share)
             .await
             .expect("the server starts");
         let client = awc::Client::builder()
@@ -102,6 +118,16 @@ impl Server {
     pub(crate) fn add_tenant(&self, slug: &str, catalog: Catalog) {
         let running = self.running.as_ref().expect("a running server");
         add_tenant(&running.registry, slug, AuthMode::Anonymous, catalog);
+    }
+
+    /// The tenant `slug` of the running server: the handle its requests read, to change it
+    /// while it serves.
+    pub(crate) fn tenant(&self, slug: &str) -> Arc<Tenant> {
+        let running = self.running.as_ref().expect("a running server");
+        running
+            .registry
+            .tenant(slug)
+            .expect("a tenant of the server")
     }
 
     /// Starts a graceful shutdown (open listen streams close) without stopping the server.
