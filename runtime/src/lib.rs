@@ -1,10 +1,13 @@
 //! Roundtrip's MCP runtime.
 //!
 //! Layers, each depending only on those after it:
-//! - [`transport`]: Streamable HTTP (and, later, stdio) framing;
+//! - [`transport`]: Streamable HTTP (both eras, on actix-web) and stdio;
+//! - [`legacy`]: legacy (2025-11-25 and older) sessions on any transport, and the shim that
+//!   relays input requests to their clients;
 //! - [`dispatch`]: envelope checks, routing, and the policies around every handler: the
 //!   capability gate, `requestState` sealing and `resultType` stamping;
-//! - [`handler`]: the API tool, prompt and resource authors write against;
+//! - [`handler`]: the API tool, prompt and resource authors write against, and the tenant
+//!   and principal as handlers see them;
 //! - [`sealing`]: AES-256-GCM sealing of `requestState` and the KeyManager actor;
 //! - [`protocol`]: wire types; imports nothing above it.
 //!

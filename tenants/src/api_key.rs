@@ -13,7 +13,9 @@ use subtle::ConstantTimeEq;
 
 /// A freshly issued key: the secret exists only here and in the caller's hands.
 pub struct ApiKey {
+    /// The key's id: its principal is `key:{id}`, and it is how an operator names the key.
     pub id: String,
+    /// The bearer token the caller presents. Shown once; only its hash is stored.
     pub secret: String,
 }
 
@@ -97,7 +99,15 @@ impl ApiKeyRecord {
 /// A presented secret, hashed once: what the records are compared against.
 pub struct PresentedKey([u8; 32]);
 
+impl std::fmt::Debug for PresentedKey {
+    /// Nothing of the hash: it would let a log reader test guesses offline.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PresentedKey").finish_non_exhaustive()
+    }
+}
+
 impl PresentedKey {
+    /// Hashes the bearer token a caller presented.
     pub fn new(secret: &str) -> Self {
         Self(hash(secret))
     }

@@ -1,3 +1,4 @@
+#![warn(missing_docs, missing_debug_implementations)]
 //! Roundtrip tenancy: tenants, their API keys, and the registry that resolves and
 //! authenticates them for the runtime (through `roundtrip_runtime::tenancy`'s traits).
 //!

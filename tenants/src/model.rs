@@ -9,6 +9,7 @@ use crate::error::TenantError;
 pub struct Slug(String);
 
 impl Slug {
+    /// `s` as a slug: 1 to 63 lowercase letters, digits and `-`, not starting with `-`.
     pub fn parse(s: &str) -> Result<Self, TenantError> {
         let ok = (1..=63).contains(&s.len())
             && s.bytes()
@@ -21,6 +22,7 @@ impl Slug {
         }
     }
 
+    /// The slug as it appears in `/t/{slug}/mcp`.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -44,9 +46,13 @@ pub enum AuthMode {
 /// What a tenant is: its slug, display name, auth mode and catalogs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TenantSpec {
+    /// Where it is served: `/t/{slug}/mcp`.
     pub slug: Slug,
+    /// The operator's name for it.
     pub name: String,
+    /// How its callers authenticate.
     pub auth: AuthMode,
+    /// The compiled-in catalogs it serves, by name, merged in this order (first name wins).
     pub catalogs: Vec<String>,
 }
 

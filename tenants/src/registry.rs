@@ -22,6 +22,8 @@ struct Entry {
     keys: HashMap<[u8; 32], (ApiKeyRecord, Principal)>,
 }
 
+/// Every tenant of the process with its spec and keys: the runtime's `TenantDirectory` and
+/// `Authenticator`.
 #[derive(Default)]
 pub struct TenantRegistry {
     entries: RwLock<HashMap<String, Entry>>,
@@ -36,6 +38,7 @@ impl std::fmt::Debug for TenantRegistry {
 }
 
 impl TenantRegistry {
+    /// No tenants yet.
     pub fn new() -> Self {
         Self::default()
     }
