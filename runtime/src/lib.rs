@@ -13,6 +13,8 @@
 //!
 //! Tenancy plugs in through the traits in [`tenancy`].
 
+#![warn(missing_docs, missing_debug_implementations)]
+
 pub mod dispatch;
 pub mod handler;
 pub mod legacy;

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use crate::sealing::SealPolicy;
 
+/// How requests are run, on every transport: timeouts, the round cap, sealing, and the
+/// limits of legacy sessions.
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
     /// A handler run longer than this is abandoned with an internal error.

@@ -65,7 +65,9 @@ impl<'a> HeaderText<'a> {
 /// are mirrored into `Mcp-Param-*` headers.
 #[derive(Debug, Clone, Copy)]
 pub struct HttpCheck<'a> {
+    /// The request's MCP headers, to compare with its body.
     pub headers: &'a HttpHeaders<'a>,
+    /// The catalog the caller sees: its tools' `x-mcp-header` arguments must be mirrored.
     pub catalog: &'a Catalog,
 }
 

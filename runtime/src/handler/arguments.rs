@@ -5,18 +5,23 @@ use serde_json::{Map, Value};
 
 use super::outcome::HandlerError;
 
+/// The `arguments` object of a `tools/call` or `prompts/get` request; empty when the request
+/// sent none.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Arguments(Map<String, Value>);
 
 impl Arguments {
+    /// Arguments from a request's `arguments` object (or a test's).
     pub fn new(map: Map<String, Value>) -> Self {
         Self(map)
     }
 
+    /// The argument `name` as sent, of whatever type; `None` when absent.
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.0.get(name)
     }
 
+    /// Every argument, as the request sent them.
     pub fn as_map(&self) -> &Map<String, Value> {
         &self.0
     }

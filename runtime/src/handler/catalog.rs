@@ -20,6 +20,8 @@ struct ToolEntry {
     header_params: Vec<HeaderParam>,
 }
 
+/// Everything one tenant serves, looked up by name or URI, with its list results built once.
+/// Cloning shares the handlers and the lists.
 #[derive(Clone, Default)]
 pub struct Catalog {
     tools: Vec<Arc<ToolEntry>>,
@@ -52,6 +54,7 @@ impl std::fmt::Debug for Catalog {
 }
 
 impl Catalog {
+    /// An empty builder.
     pub fn builder() -> CatalogBuilder {
         CatalogBuilder::default()
     }
@@ -62,10 +65,13 @@ impl Catalog {
         Some((&e.tool, &e.header_params))
     }
 
+    /// The prompt named `name`.
     pub fn prompt(&self, name: &str) -> Option<&Arc<dyn Prompt>> {
         Some(&self.prompts[*self.prompt_index.get(name)?])
     }
 
+    /// The concrete resource whose URI is exactly `uri` (templates are not consulted: see
+    /// [`Catalog::template_for`]).
     pub fn resource(&self, uri: &str) -> Option<&Arc<dyn Resource>> {
         Some(&self.resources[*self.resource_index.get(uri)?])
     }
@@ -85,19 +91,25 @@ impl Catalog {
             .map(|(t, _)| t)
     }
 
+    /// The custom method handler for `method`.
     pub fn method(&self, method: &str) -> Option<&Arc<dyn MethodHandler>> {
         self.methods.iter().find(|m| m.method() == method)
     }
 
-    pub fn has_tools(&self) -> bool {
+    /// Whether it serves any tool: without one, `tools/*` methods are -32601 and the
+    /// `tools` capability is not advertised.
+    pub(crate) fn has_tools(&self) -> bool {
         !self.tools.is_empty()
     }
 
-    pub fn has_prompts(&self) -> bool {
+    /// Whether it serves any prompt (gates `prompts/*` and the `prompts` capability).
+    pub(crate) fn has_prompts(&self) -> bool {
         !self.prompts.is_empty()
     }
 
-    pub fn has_resources(&self) -> bool {
+    /// Whether it serves any resource or resource template (gates `resources/*` and the
+    /// `resources` capability).
+    pub(crate) fn has_resources(&self) -> bool {
         !self.resources.is_empty() || !self.templates.is_empty()
     }
 
@@ -106,14 +118,17 @@ impl Catalog {
         &self.lists.tools
     }
 
+    /// `prompts/list` items, serialised once.
     pub fn prompts_list(&self) -> &Arc<Value> {
         &self.lists.prompts
     }
 
+    /// `resources/list` items (concrete resources only), serialised once.
     pub fn resources_list(&self) -> &Arc<Value> {
         &self.lists.resources
     }
 
+    /// `resources/templates/list` items, serialised once.
     pub fn templates_list(&self) -> &Arc<Value> {
         &self.lists.templates
     }
@@ -150,6 +165,8 @@ impl Catalog {
     }
 }
 
+/// Collects a catalog's entries in order; [`CatalogBuilder::build`] resolves duplicate names
+/// (first wins) and serialises the lists.
 #[derive(Default)]
 pub struct CatalogBuilder {
     tools: Vec<Arc<dyn Tool>>,
@@ -172,26 +189,32 @@ impl std::fmt::Debug for CatalogBuilder {
 }
 
 impl CatalogBuilder {
+    /// Adds a tool (listed in insertion order).
     pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
         self.tools.push(tool);
         self
     }
 
+    /// Adds a prompt.
     pub fn prompt(mut self, prompt: Arc<dyn Prompt>) -> Self {
         self.prompts.push(prompt);
         self
     }
 
+    /// Adds a concrete resource, served at its descriptor's URI.
     pub fn resource(mut self, resource: Arc<dyn Resource>) -> Self {
         self.resources.push(resource);
         self
     }
 
+    /// Adds a resource template, serving every URI its pattern matches.
     pub fn template(mut self, template: Arc<dyn ResourceTemplate>) -> Self {
         self.templates.push(template);
         self
     }
 
+    /// Adds a custom (extension) method; a name MCP defines or reserves is refused at build
+    /// time with an error log.
     pub fn method(mut self, handler: Arc<dyn MethodHandler>) -> Self {
         self.methods.push(handler);
         self

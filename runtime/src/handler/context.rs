@@ -24,8 +24,11 @@ use crate::protocol::{ClientCapabilities, Era, LogLevel, RequestId};
 /// has an id.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OutgoingMessage {
+    /// The shim's server-to-client request id; `None` for a notification.
     pub id: Option<RequestId>,
+    /// The JSON-RPC method, e.g. `notifications/progress` or `elicitation/create`.
     pub method: &'static str,
+    /// The params, already shaped for `method`: written as they are.
     pub params: Value,
 }
 
@@ -121,10 +124,15 @@ struct Inner {
     cancel: CancellationToken,
 }
 
+/// What one handler run knows about its request: tenant, principal, era, client capabilities,
+/// the answers and state of an input-required retry, and the request's notification stream
+/// and cancellation.
 #[derive(Debug, Clone)]
 pub struct Context(Rc<Inner>);
 
 impl Context {
+    /// A builder for `tenant`'s context; unset parts default to an anonymous principal, the
+    /// modern era, round 0, no answers, no state, no capabilities, no notifier.
     pub fn builder(tenant: Arc<Tenant>) -> ContextBuilder {
         ContextBuilder {
             tenant,
@@ -167,14 +175,18 @@ impl Context {
         self.0.round
     }
 
+    /// The tenant serving this request: the live handle, so a handler may change its
+    /// configuration.
     pub fn tenant(&self) -> &Arc<Tenant> {
         &self.0.tenant
     }
 
+    /// Who made the request, as its credentials authenticated it.
     pub fn principal(&self) -> &Principal {
         &self.0.principal
     }
 
+    /// Whether the request came statelessly (modern) or in a legacy session.
     pub fn era(&self) -> Era {
         self.0.era
     }
@@ -259,16 +271,19 @@ pub struct ContextBuilder {
 }
 
 impl ContextBuilder {
+    /// Who made the request (default: anonymous).
     pub fn principal(mut self, principal: Principal) -> Self {
         self.principal = principal;
         self
     }
 
+    /// The request's era (default: modern).
     pub fn era(mut self, era: Era) -> Self {
         self.era = era;
         self
     }
 
+    /// Every answer of this retry, replacing any added before.
     pub fn input_responses(mut self, responses: InputResponses) -> Self {
         self.input_responses = responses;
         self
@@ -283,31 +298,37 @@ impl ContextBuilder {
         self
     }
 
+    /// The handler's own state from its last input-required result, already opened.
     pub fn request_state(mut self, state: Option<String>) -> Self {
         self.request_state = state;
         self
     }
 
+    /// How many input-required rounds came before this run.
     pub fn round(mut self, round: u32) -> Self {
         self.round = round;
         self
     }
 
+    /// The capabilities the request declared (or the legacy session negotiated).
     pub fn client_capabilities(mut self, caps: ClientCapabilities) -> Self {
         self.client_capabilities = caps;
         self
     }
 
+    /// The request's stream for progress and logs; `None` drops them.
     pub fn notifier(mut self, notifier: Option<Notifier>) -> Self {
         self.notifier = notifier;
         self
     }
 
+    /// Cancelled when the client goes away (default: a token nobody cancels).
     pub fn cancel(mut self, cancel: CancellationToken) -> Self {
         self.cancel = cancel;
         self
     }
 
+    /// Finishes the context, for one handler run.
     pub fn build(self) -> Context {
         Context(Rc::new(Inner {
             tenant: self.tenant,

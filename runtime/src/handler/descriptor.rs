@@ -7,18 +7,27 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolDescriptor {
+    /// What `tools/call` names the tool by; unique in a catalog (a later duplicate is dropped).
     pub name: String,
+    /// A human-readable name for display; clients fall back to `name`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the tool does, for the model that chooses it.
     pub description: String,
+    /// JSON Schema of the `arguments` object; top-level properties with `x-mcp-header` are
+    /// mirrored into headers ([`ToolDescriptor::header_params`]).
     pub input_schema: Value,
+    /// JSON Schema of the result's `structuredContent`, when the tool returns it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_schema: Option<Value>,
+    /// `ToolAnnotations` (`readOnlyHint`, `destructiveHint`, ...): hints a client must not
+    /// trust from an untrusted server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
 }
 
 impl ToolDescriptor {
+    /// A tool with no title, output schema or annotations.
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
@@ -43,11 +52,13 @@ impl ToolDescriptor {
         )
     }
 
+    /// Sets the display title.
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
         self
     }
 
+    /// Sets the `ToolAnnotations` object.
     pub fn with_annotations(mut self, annotations: Value) -> Self {
         self.annotations = Some(annotations);
         self
@@ -111,14 +122,22 @@ fn is_token(s: &str) -> bool {
 pub struct HeaderParam {
     /// `{Name}` of `Mcp-Param-{Name}`.
     pub header: String,
+    /// The top-level argument whose value the header carries.
     pub property: String,
+    /// The argument's JSON type, which decides how header and body values are compared.
     pub kind: HeaderKind,
 }
 
+/// The JSON types an `x-mcp-header` argument may have (SEP-2243: no `number`, nothing
+/// composite).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeaderKind {
+    /// `"type": "string"`: header and argument are compared as text, after base64
+    /// unwrapping.
     String,
+    /// `"type": "integer"`: compared as numbers, so `042` matches 42.
     Integer,
+    /// `"type": "boolean"`: the header must be `true` or `false`.
     Boolean,
 }
 
@@ -134,15 +153,21 @@ pub struct PromptArgument {
 /// A prompt as `prompts/list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptDescriptor {
+    /// What `prompts/get` names the prompt by; unique in a catalog.
     pub name: String,
+    /// A human-readable name for display; clients fall back to `name`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the prompt is for.
     pub description: String,
+    /// The arguments it takes; a `prompts/get` missing a required one is -32602 before the
+    /// handler runs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<PromptArgument>,
 }
 
 impl PromptDescriptor {
+    /// A prompt with no title and no arguments.
     pub fn new(name: impl Into<String>, description: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -152,6 +177,7 @@ impl PromptDescriptor {
         }
     }
 
+    /// Adds an argument, `required` or optional.
     pub fn argument(
         mut self,
         name: impl Into<String>,
@@ -166,7 +192,8 @@ impl PromptDescriptor {
         self
     }
 
-    pub fn required_arguments(&self) -> impl Iterator<Item = &str> {
+    /// The names of the arguments a `prompts/get` must send.
+    pub(crate) fn required_arguments(&self) -> impl Iterator<Item = &str> {
         self.arguments
             .iter()
             .filter(|a| a.required)
@@ -178,17 +205,23 @@ impl PromptDescriptor {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceDescriptor {
+    /// What `resources/read` names the resource by; unique in a catalog.
     pub uri: String,
+    /// A short name for the resource.
     pub name: String,
+    /// A human-readable name for display; clients fall back to `name`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the resource holds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The MIME type of its contents.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
 }
 
 impl ResourceDescriptor {
+    /// A resource with a MIME type and no title or description.
     pub fn new(
         uri: impl Into<String>,
         name: impl Into<String>,
@@ -203,6 +236,7 @@ impl ResourceDescriptor {
         }
     }
 
+    /// Sets the description.
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
@@ -213,17 +247,24 @@ impl ResourceDescriptor {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TemplateDescriptor {
+    /// The RFC 6570 level-1 pattern (`x://items/{id}`) of the URIs it serves; unique in a
+    /// catalog. Each `{var}` matches one non-empty path segment.
     pub uri_template: String,
+    /// A short name for the family of resources.
     pub name: String,
+    /// A human-readable name for display; clients fall back to `name`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What the resources hold.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The MIME type of every matching resource's contents.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
 }
 
 impl TemplateDescriptor {
+    /// A template with a MIME type and no title or description.
     pub fn new(
         uri_template: impl Into<String>,
         name: impl Into<String>,
@@ -238,6 +279,7 @@ impl TemplateDescriptor {
         }
     }
 
+    /// Sets the description.
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self

@@ -10,12 +10,19 @@ use crate::protocol::McpError;
 /// Complete with `T`, or ask the client for input and be called again.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome<T> {
+    /// The final result, stamped `complete` on the modern era.
     Complete(T),
+    /// The client must answer these requests and call again (SEP-2322); on a legacy session
+    /// the shim asks the client and re-runs the handler itself.
     InputRequired(InputRequired),
 }
 
+/// What [`Tool::call`](super::Tool::call) returns.
 pub type ToolOutcome = Result<Outcome<CallToolResult>, HandlerError>;
+/// What [`Prompt::get`](super::Prompt::get) returns.
 pub type PromptOutcome = Result<Outcome<GetPromptResult>, HandlerError>;
+/// What [`Resource::read`](super::Resource::read) and
+/// [`ResourceTemplate::read`](super::ResourceTemplate::read) return.
 pub type ResourceOutcome = Result<Outcome<ReadResourceResult>, HandlerError>;
 /// Custom (extension) methods return raw result objects.
 pub type MethodOutcome = Result<Outcome<Value>, HandlerError>;
@@ -25,8 +32,11 @@ pub type MethodOutcome = Result<Outcome<Value>, HandlerError>;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HandlerError {
+    /// Arguments the handler cannot use: -32602 with this message.
     #[error("{0}")]
     InvalidParams(String),
+    /// No resource at this URI: -32602 with the URI in `data`, the error an unmatched URI
+    /// gets.
     #[error("Resource not found: {0}")]
     ResourceNotFound(String),
     /// The message is logged; the client gets a generic internal error.
@@ -43,7 +53,8 @@ impl HandlerError {
         self.to_wire()
     }
 
-    pub fn to_wire(&self) -> McpError {
+    /// The wire error, logging nothing: an internal error's detail is dropped.
+    fn to_wire(&self) -> McpError {
         match self {
             Self::InvalidParams(m) => McpError::invalid_params(m.clone()),
             Self::ResourceNotFound(uri) => McpError::resource_not_found(uri),
@@ -61,6 +72,7 @@ pub struct InputRequired {
 }
 
 impl InputRequired {
+    /// No requests and no state yet: returned empty, it is answered with an internal error.
     pub fn new() -> Self {
         Self::default()
     }
@@ -130,15 +142,18 @@ impl InputRequired {
             .map_err(|e| HandlerError::Internal(format!("request state is not serialisable: {e}")))
     }
 
+    /// The input requests, by key.
     pub fn requests(&self) -> &InputRequests {
         &self.requests
     }
 
+    /// The state set with [`InputRequired::state`], before the runtime seals it.
     pub fn handler_state(&self) -> Option<&str> {
         self.state.as_deref()
     }
 
-    pub fn into_parts(self) -> (InputRequests, Option<String>) {
+    /// The requests and the handler's state, moved out for gating, sealing and stamping.
+    pub(crate) fn into_parts(self) -> (InputRequests, Option<String>) {
         (self.requests, self.state)
     }
 

@@ -24,14 +24,21 @@ pub type TemplateVars = std::collections::BTreeMap<String, String>;
 /// A tool (`tools/call`). May return input-required.
 #[async_trait(?Send)]
 pub trait Tool: Send + Sync + 'static {
+    /// How `tools/list` shows the tool; read when the catalog is built, so a change needs a
+    /// new catalog.
     fn descriptor(&self) -> ToolDescriptor;
+    /// Runs the tool on the request's arguments; on a retry `ctx` carries the answers and the
+    /// state of the previous round.
     async fn call(&self, ctx: Context, args: Arguments) -> ToolOutcome;
 }
 
 /// A prompt (`prompts/get`). May return input-required.
 #[async_trait(?Send)]
 pub trait Prompt: Send + Sync + 'static {
+    /// How `prompts/list` shows the prompt; a `prompts/get` without one of its required
+    /// arguments is refused before [`Prompt::get`] runs.
     fn descriptor(&self) -> PromptDescriptor;
+    /// The prompt's messages for these arguments.
     async fn get(&self, ctx: Context, args: Arguments) -> PromptOutcome;
     /// Suggestions for `completion/complete` on one argument.
     fn complete(&self, _argument: &str, _value: &str) -> Completion {
@@ -42,7 +49,9 @@ pub trait Prompt: Send + Sync + 'static {
 /// A concrete resource (`resources/read` of its URI). May return input-required.
 #[async_trait(?Send)]
 pub trait Resource: Send + Sync + 'static {
+    /// How `resources/list` shows the resource; its `uri` is the one it serves.
     fn descriptor(&self) -> ResourceDescriptor;
+    /// The resource's contents.
     async fn read(&self, ctx: Context) -> ResourceOutcome;
 }
 
@@ -50,8 +59,12 @@ pub trait Resource: Send + Sync + 'static {
 /// path segment). May return input-required.
 #[async_trait(?Send)]
 pub trait ResourceTemplate: Send + Sync + 'static {
+    /// How `resources/templates/list` shows the template; its `uri_template` decides which
+    /// URIs it serves.
     fn descriptor(&self) -> TemplateDescriptor;
+    /// The contents at `uri`, which matched the template with the variable values `vars`.
     async fn read(&self, ctx: Context, uri: &str, vars: TemplateVars) -> ResourceOutcome;
+    /// Suggestions for `completion/complete` on one template variable.
     fn complete(&self, _argument: &str, _value: &str) -> Completion {
         Completion::default()
     }
@@ -61,7 +74,10 @@ pub trait ResourceTemplate: Send + Sync + 'static {
 /// answer input-required; a custom method that tries is answered with an internal error.
 #[async_trait(?Send)]
 pub trait MethodHandler: Send + Sync + 'static {
+    /// The JSON-RPC method it answers; a catalog refuses a name MCP defines or reserves.
     fn method(&self) -> &str;
+    /// Answers one request, given its `params` (empty when absent). The result must be a JSON
+    /// object; anything else is answered with an internal error.
     async fn handle(&self, ctx: Context, params: Map<String, Value>) -> MethodOutcome;
 }
 

@@ -17,6 +17,8 @@ use crate::protocol::RequestId;
 /// The client's answer to one leg: its `result`, or its `error` object.
 pub type LegAnswer = Result<Value, Value>;
 
+/// The actor: per session, the legs still waiting for the client's answer, each with the
+/// channel of the flow that sent it.
 #[derive(Debug, Default)]
 pub struct LegacyBridge {
     pending: HashMap<SessionId, HashMap<RequestId, oneshot::Sender<LegAnswer>>>,
@@ -29,18 +31,20 @@ impl Actor for LegacyBridge {
 /// Register a leg before it is sent, so its answer cannot arrive first.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Expect {
-    pub session: SessionId,
-    pub id: RequestId,
-    pub answer: oneshot::Sender<LegAnswer>,
+pub(crate) struct Expect {
+    pub(crate) session: SessionId,
+    /// The id the leg is sent with, unique in its session.
+    pub(crate) id: RequestId,
+    /// Where the answer goes.
+    pub(crate) answer: oneshot::Sender<LegAnswer>,
 }
 
 /// A response the client POSTed in `session`.
 #[derive(Message)]
 #[rtype(result = "Result<(), Stray>")]
-pub struct Answer {
-    pub session: SessionId,
-    pub response: Response,
+pub(crate) struct Answer {
+    pub(crate) session: SessionId,
+    pub(crate) response: Response,
 }
 
 /// No leg with this id is waiting in this session.
@@ -51,18 +55,18 @@ pub struct Stray(pub RequestId);
 /// The leg is over (answered, timed out or cancelled): forget it.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Forget {
-    pub session: SessionId,
-    pub id: RequestId,
+pub(crate) struct Forget {
+    pub(crate) session: SessionId,
+    pub(crate) id: RequestId,
 }
 
 /// The session ended: every leg it had waiting fails.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct ForgetSession(pub SessionId);
+pub(crate) struct ForgetSession(pub(crate) SessionId);
 
 /// How many legs wait, in all sessions (for tests and metrics).
-#[derive(Message)]
+#[derive(Debug, Message)]
 #[rtype(result = "usize")]
 pub struct PendingLegs;
 

@@ -12,7 +12,9 @@ use crate::protocol::{ClientCapabilities, McpError, ProtocolVersion, Request};
 pub struct Initialize {
     /// The version this session speaks.
     pub version: ProtocolVersion,
+    /// `capabilities`: what the client can do, for the whole session (empty when absent).
     pub client_capabilities: ClientCapabilities,
+    /// `clientInfo` as sent (`{name, version}`); only logged.
     pub client_info: Option<Value>,
 }
 

@@ -35,8 +35,11 @@ use crate::dispatch::RuntimeConfig;
 /// What every legacy session of a process shares: the registry, the bridge and the limits.
 #[derive(Debug, Clone)]
 pub struct Legacy {
+    /// Every live session of the process, with the caps on how many.
     pub sessions: Arc<Sessions>,
+    /// The process's LegacyBridge, which routes the client's answers to the shim's legs.
     pub bridge: Addr<LegacyBridge>,
+    /// The runtime config sessions dispatch with; its `legacy` part holds the session limits.
     pub runtime: Arc<RuntimeConfig>,
 }
 
@@ -53,7 +56,8 @@ impl Legacy {
         }
     }
 
-    pub fn config(&self) -> &LegacyConfig {
+    /// The limits of sessions and of the shim.
+    pub(crate) fn config(&self) -> &LegacyConfig {
         &self.runtime.legacy
     }
 
@@ -107,7 +111,10 @@ pub enum SessionOn {
 /// A session `initialize` began.
 #[derive(Debug)]
 pub struct Begun {
+    /// The new `Mcp-Session-Id`. Keep it out of logs: on an anonymous tenant it is as good as a
+    /// credential.
     pub id: SessionId,
+    /// The session's actor.
     pub addr: Addr<Session>,
     /// The `InitializeResult`.
     pub result: Map<String, Value>,

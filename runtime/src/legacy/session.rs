@@ -45,6 +45,8 @@ const MAX_SUBSCRIPTIONS: usize = 256;
 /// Level of the log notifications a session gets before the client sets one.
 const DEFAULT_LOG_LEVEL: LogLevel = LogLevel::Info;
 
+/// The actor of one legacy session: started by [`Legacy::begin`], reached through its address
+/// by the session's later requests, notifications and GET streams.
 pub struct Session {
     id: SessionId,
     /// The handle, not a view: every request reads the tenant as it is then.
@@ -83,7 +85,8 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    pub fn new(
+    /// A session on Streamable HTTP, for what `init` negotiated; it expires when idle.
+    pub(crate) fn new(
         id: SessionId,
         tenant: Arc<Tenant>,
         principal: Principal,
@@ -113,7 +116,7 @@ impl Session {
     /// A session on stdio: it lives as long as the process rather than expiring, and its
     /// notifications (list changes, updates of subscribed resources) go to `output` from the
     /// start, since stdio has no GET stream to open.
-    pub fn on_stdio(mut self, output: mpsc::Sender<Box<OutgoingMessage>>) -> Self {
+    pub(crate) fn on_stdio(mut self, output: mpsc::Sender<Box<OutgoingMessage>>) -> Self {
         self.expires = false;
         self.output = Some(output);
         self
@@ -270,9 +273,9 @@ impl Actor for Session {
 /// future of an actix `send` holds the whole message for as long as the reply takes, and a
 /// shim flow's reply waits for a person, so that future was the largest thing a held flow
 /// kept (BENCHMARKS.md, held flows).
-#[derive(Message)]
+#[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Handle {
+pub(crate) struct Handle {
     request: Request,
     /// Who sent it, as this request authenticated: the session's own caller (the transport
     /// checked), with its grants as they are now.
@@ -405,9 +408,9 @@ impl Session {
 }
 
 /// A notification the client sent in this session.
-#[derive(Message)]
+#[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct Notify(pub Notification);
+pub(crate) struct Notify(pub(crate) Notification);
 
 impl Handler<Notify> for Session {
     type Result = ();
@@ -426,9 +429,9 @@ impl Handler<Notify> for Session {
 
 /// Opens a GET stream: notifications not tied to a request (list changes, updates of
 /// subscribed resources).
-#[derive(Message)]
+#[derive(Debug, Message)]
 #[rtype(result = "mpsc::Receiver<Box<OutgoingMessage>>")]
-pub struct OpenStream;
+pub(crate) struct OpenStream;
 
 impl Handler<OpenStream> for Session {
     type Result = MessageResult<OpenStream>;
@@ -507,11 +510,11 @@ impl StreamHandler<Feed> for Session {
 }
 
 /// Ends the session (DELETE, or shutdown): its flows are cancelled and its id forgotten.
-#[derive(Message)]
+#[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct End {
+pub(crate) struct End {
     /// For the log: who ended it.
-    pub why: &'static str,
+    pub(crate) why: &'static str,
 }
 
 impl Handler<End> for Session {

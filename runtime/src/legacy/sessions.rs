@@ -35,6 +35,7 @@ struct Entry {
 /// A live session, as the transport needs it.
 #[derive(Debug, Clone)]
 pub struct Found {
+    /// The session's actor, to hand the request to.
     pub addr: Addr<Session>,
     /// The version `initialize` negotiated.
     pub version: ProtocolVersion,
@@ -43,8 +44,11 @@ pub struct Found {
 /// A cap was reached: no new session until one ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Full {
+    /// The process already holds this many sessions, `legacy.max_sessions`.
     #[error("the server holds its maximum of {0} legacy sessions")]
     Process(usize),
+    /// This caller (tenant and principal) already holds this many,
+    /// `legacy.max_sessions_per_caller`.
     #[error("this caller holds its maximum of {0} legacy sessions on this tenant")]
     Caller(usize),
 }
@@ -78,7 +82,9 @@ impl std::fmt::Debug for Sessions {
 }
 
 impl Sessions {
-    pub fn new(max: usize, max_per_caller: usize) -> Self {
+    /// No sessions yet: at most `max` in the process, `max_per_caller` per tenant and
+    /// principal.
+    pub(crate) fn new(max: usize, max_per_caller: usize) -> Self {
         Self {
             live: Mutex::new(Live::default()),
             max,
@@ -152,10 +158,12 @@ impl Sessions {
         Some(entry.addr)
     }
 
+    /// How many sessions are live (`roundtrip_legacy_sessions` on `/metrics`).
     pub fn len(&self) -> usize {
         self.live().sessions.len()
     }
 
+    /// Whether no session is live.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

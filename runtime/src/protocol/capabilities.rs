@@ -13,10 +13,12 @@ use serde_json::{Map, Value};
 pub struct ClientCapabilities(Arc<Map<String, Value>>);
 
 impl ClientCapabilities {
+    /// The capabilities object a request declared (`_meta` or `initialize`), kept whole.
     pub fn new(map: Map<String, Value>) -> Self {
         Self(Arc::new(map))
     }
 
+    /// The declaration as the client sent it.
     pub fn as_map(&self) -> &Map<String, Value> {
         &self.0
     }
@@ -44,6 +46,7 @@ impl ClientCapabilities {
         }
     }
 
+    /// URL elicitation: only an explicit `elicitation.url`.
     pub fn allows_url_elicitation(&self) -> bool {
         self.has_sub("elicitation", "url")
     }

@@ -14,10 +14,15 @@ use serde_json::{json, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ErrorCode {
+    /// -32700: the message is not valid JSON (HTTP 400).
     ParseError,
+    /// -32600: valid JSON, but not a JSON-RPC request MCP accepts (HTTP 400).
     InvalidRequest,
+    /// -32601: no such method, or one this tenant does not offer (HTTP 404).
     MethodNotFound,
+    /// -32602: the params are wrong for the method, `requestState` included (HTTP 400).
     InvalidParams,
+    /// -32603: the server failed; the cause is logged, not sent (HTTP 200).
     InternalError,
     /// -32020: HTTP headers disagree with the body, or a required header is missing.
     HeaderMismatch,
@@ -44,6 +49,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// The JSON-RPC `code` number.
     pub fn code(self) -> i32 {
         match self {
             Self::ParseError => -32700,
@@ -91,8 +97,12 @@ impl ErrorCode {
 /// A JSON-RPC error object: `{code, message, data?}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpError {
+    /// What kind of error: decides the `code` number and the HTTP status.
     pub code: ErrorCode,
+    /// The `message`, for people: fixed text or the client's own input, never a cause the
+    /// server only logs.
     pub message: Cow<'static, str>,
+    /// The `data` member, when the code documents one (`requiredCapabilities`, `supported`).
     pub data: Option<Value>,
 }
 
@@ -100,6 +110,7 @@ pub struct McpError {
 pub const INVALID_REQUEST_STATE: &str = "Invalid or expired requestState";
 
 impl McpError {
+    /// An error without `data`.
     pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
         Self {
             code,
@@ -108,27 +119,33 @@ impl McpError {
         }
     }
 
+    /// The same error with `data` set.
     pub fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
     }
 
+    /// -32700, "Parse error: " and the parser's `detail`.
     pub fn parse_error(detail: impl std::fmt::Display) -> Self {
         Self::new(ErrorCode::ParseError, format!("Parse error: {detail}"))
     }
 
+    /// -32600 with `message`.
     pub fn invalid_request(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::InvalidRequest, message)
     }
 
+    /// -32602 with `message`.
     pub fn invalid_params(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::InvalidParams, message)
     }
 
+    /// -32603 with `message`; say nothing the client should not see.
     pub fn internal(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::InternalError, message)
     }
 
+    /// -32601 naming `method`.
     pub fn method_not_found(method: &str) -> Self {
         Self::new(
             ErrorCode::MethodNotFound,
@@ -136,10 +153,13 @@ impl McpError {
         )
     }
 
+    /// -32020: a header disagrees with the body, is missing, or is not valid.
     pub fn header_mismatch(message: impl Into<Cow<'static, str>>) -> Self {
         Self::new(ErrorCode::HeaderMismatch, message)
     }
 
+    /// -32021, with the capabilities the input requests need but the request did not declare
+    /// as `data.requiredCapabilities`.
     pub fn missing_capabilities(required: Value) -> Self {
         Self::new(
             ErrorCode::MissingRequiredClientCapability,
@@ -148,6 +168,7 @@ impl McpError {
         .with_data(json!({ "requiredCapabilities": required }))
     }
 
+    /// -32022, with the `supported` versions and the `requested` one in `data`.
     pub fn unsupported_version(requested: &str, supported: &[&str]) -> Self {
         Self::new(
             ErrorCode::UnsupportedProtocolVersion,
@@ -161,18 +182,23 @@ impl McpError {
         Self::new(ErrorCode::UnknownSession, "Session not found")
     }
 
+    /// -32602 [`INVALID_REQUEST_STATE`]: the one answer to a `requestState` that does not open,
+    /// whatever the reason.
     pub fn invalid_request_state() -> Self {
         Self::invalid_params(INVALID_REQUEST_STATE)
     }
 
+    /// -32602 "Resource not found", with the `uri` in `data`.
     pub fn resource_not_found(uri: &str) -> Self {
         Self::invalid_params(format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }))
     }
 
+    /// The HTTP status this error travels with: its code's ([`ErrorCode::http_status`]).
     pub fn http_status(&self) -> u16 {
         self.code.http_status()
     }
 
+    /// The error object as JSON: `{code, message, data?}`.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(WireError {
             code: self.code.code(),

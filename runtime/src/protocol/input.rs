@@ -118,6 +118,7 @@ impl InputRequest {
         Self::new("roots/list", Some(json!({})))
     }
 
+    /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
     pub fn method(&self) -> &'static str {
         self.0.method
     }
@@ -133,6 +134,7 @@ impl InputRequest {
         (method, params)
     }
 
+    /// The request's params as built.
     pub fn params(&self) -> Option<&Value> {
         self.0.params.as_ref()
     }
@@ -175,6 +177,7 @@ impl InputRequest {
 pub struct Sampling(Map<String, Value>);
 
 impl Sampling {
+    /// No messages yet, and at most `max_tokens` tokens to sample.
     pub fn new(max_tokens: u32) -> Self {
         let mut params = Map::new();
         params.insert("messages".into(), json!([]));
@@ -189,20 +192,24 @@ impl Sampling {
         self
     }
 
+    /// Appends a user message of text.
     pub fn user_text(self, text: impl Into<String>) -> Self {
         self.message("user", text.into())
     }
 
+    /// Appends an assistant message of text (an earlier turn of the conversation).
     pub fn assistant_text(self, text: impl Into<String>) -> Self {
         self.message("assistant", text.into())
     }
 
+    /// The system prompt the client's model may use.
     pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.0
             .insert("systemPrompt".into(), Value::String(prompt.into()));
         self
     }
 
+    /// The sampling temperature the client may use.
     pub fn temperature(mut self, temperature: f64) -> Self {
         self.0.insert("temperature".into(), json!(temperature));
         self
@@ -236,8 +243,11 @@ pub type InputRequests = BTreeMap<String, InputRequest>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ElicitAction {
+    /// The user submitted the form (its `content`) or agreed to open the URL.
     Accept,
+    /// The user said no.
     Decline,
+    /// The user dismissed the request without choosing.
     Cancel,
 }
 
@@ -258,10 +268,12 @@ impl ElicitAction {
 pub struct InputResponse(Map<String, Value>);
 
 impl InputResponse {
+    /// An answer from the result object the client sent under its key.
     pub fn new(object: Map<String, Value>) -> Self {
         Self(object)
     }
 
+    /// The result object as the client sent it.
     pub fn as_object(&self) -> &Map<String, Value> {
         &self.0
     }

@@ -15,7 +15,9 @@ use super::error::McpError;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
+    /// A numeric id; classification takes integers only, as MCP asks.
     Number(serde_json::Number),
+    /// A string id.
     String(String),
 }
 
@@ -31,7 +33,9 @@ impl std::fmt::Display for RequestId {
 /// A request: it has an id and wants a response.
 #[derive(Debug, Clone)]
 pub struct Request {
+    /// The id its response must carry.
     pub id: RequestId,
+    /// The JSON-RPC method, e.g. `tools/call`.
     pub method: String,
     /// `params`, when present, is always an object (checked at classification).
     pub params: Option<Map<String, Value>>,
@@ -40,7 +44,9 @@ pub struct Request {
 /// A notification: no id, no response.
 #[derive(Debug, Clone)]
 pub struct Notification {
+    /// The JSON-RPC method, e.g. `notifications/cancelled`.
     pub method: String,
+    /// `params`, when present, is always an object (checked at classification).
     pub params: Option<Map<String, Value>>,
 }
 
@@ -58,22 +64,29 @@ impl Notification {
 /// A response the peer sends back to a request of ours (legacy server-to-client requests).
 #[derive(Debug, Clone)]
 pub struct Response {
+    /// The id of our request it answers.
     pub id: RequestId,
+    /// Its `result`, or its `error` object.
     pub outcome: Result<Value, Value>,
 }
 
 /// One classified JSON-RPC message.
 #[derive(Debug, Clone)]
 pub enum Incoming {
+    /// A method and an id: it gets a response.
     Request(Request),
+    /// A method and no id: it gets none.
     Notification(Notification),
+    /// An id and exactly one of `result` and `error`: a client's answer to a request of ours.
     Response(Response),
 }
 
 /// A message that could not be classified, with the id when one could be read.
 #[derive(Debug, Clone)]
 pub struct Malformed {
+    /// The message's id, if one could be read: the error response answers it.
     pub id: Option<RequestId>,
+    /// -32700 for invalid JSON, otherwise -32600 (a batch, a non-object, a bad member).
     pub error: McpError,
 }
 

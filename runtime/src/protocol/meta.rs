@@ -8,28 +8,44 @@ use serde_json::{Map, Value};
 use super::capabilities::ClientCapabilities;
 use super::error::McpError;
 
+/// The protocol version a modern request speaks; its presence is what makes a request modern.
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The capabilities a modern request declares (required, an object).
 pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The client's `{name, version}`, optional.
 pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+/// The least severe log level the request wants notifications for; absent, none are sent.
 pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// The server's `serverInfo`, in the `_meta` of every modern result.
 pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+/// The id a `subscriptions/listen` request chose, in the `_meta` of every event on its stream.
 pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+/// The token progress notifications for the request carry (a string or a number); on both eras.
 pub const PROGRESS_TOKEN: &str = "progressToken";
 
 /// Syslog severities, in increasing order, as MCP logging uses them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum LogLevel {
+    /// `debug`: detail for debugging.
     Debug,
+    /// `info`: routine progress.
     Info,
+    /// `notice`: normal but significant.
     Notice,
+    /// `warning`: something may be wrong.
     Warning,
+    /// `error`: an operation failed.
     Error,
+    /// `critical`: a component failed.
     Critical,
+    /// `alert`: action is needed at once.
     Alert,
+    /// `emergency`: the system is unusable.
     Emergency,
 }
 
 impl LogLevel {
+    /// The level named `s` (its wire name, lower case); `None` for any other text.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "debug" => Self::Debug,
@@ -44,6 +60,7 @@ impl LogLevel {
         })
     }
 
+    /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Debug => "debug",
@@ -61,10 +78,16 @@ impl LogLevel {
 /// What a modern request says about itself in `params._meta`.
 #[derive(Debug, Clone)]
 pub struct RequestMeta {
+    /// The version string as sent; the envelope check decides whether it is served.
     pub protocol_version: String,
+    /// What the request declared it can do: the gate checks input requests against it.
     pub client_capabilities: ClientCapabilities,
+    /// The client's `{name, version}`, as sent; nothing acts on it.
     pub client_info: Option<Value>,
+    /// Log notifications at this level or more severe go on the request's stream; `None`,
+    /// none do.
     pub log_level: Option<LogLevel>,
+    /// A string or a number: progress notifications carry it; `None`, none are sent.
     pub progress_token: Option<Value>,
 }
 

@@ -14,13 +14,18 @@ use super::input::InputRequests;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ResultType {
+    /// `complete`: the final result.
     Complete,
+    /// `input_required`: the client must answer the embedded requests and retry (SEP-2322).
     InputRequired,
+    /// `task`: the tasks extension's, which is not served here (a handler's is refused).
     Task,
+    /// Any other value, kept as it was.
     Other(String),
 }
 
 impl ResultType {
+    /// The wire value.
     pub fn as_str(&self) -> &str {
         match self {
             Self::Complete => "complete",
@@ -30,6 +35,7 @@ impl ResultType {
         }
     }
 
+    /// The type whose wire value is `s`; never fails (an unknown value is `Other`).
     pub fn parse(s: &str) -> Self {
         match s {
             "complete" => Self::Complete,
@@ -57,7 +63,7 @@ impl<'de> Deserialize<'de> for ResultType {
 /// straight to bytes, each input request as it was serialised when built.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct InputRequiredResult {
+pub(crate) struct InputRequiredResult {
     result_type: ResultType,
     #[serde(skip_serializing_if = "InputRequests::is_empty")]
     input_requests: InputRequests,
@@ -72,7 +78,7 @@ pub struct InputRequiredResult {
 /// bytes without a JSON tree in between.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct StampedToolResult {
+pub(crate) struct StampedToolResult {
     #[serde(flatten)]
     result: CallToolResult,
     result_type: ResultType,
@@ -81,7 +87,8 @@ pub struct StampedToolResult {
 }
 
 impl StampedToolResult {
-    pub fn new(result: CallToolResult, server_info: Arc<Value>) -> Self {
+    /// `result` stamped `complete`, with `server_info` in its `_meta`.
+    pub(crate) fn new(result: CallToolResult, server_info: Arc<Value>) -> Self {
         Self {
             result,
             result_type: ResultType::Complete,
@@ -93,16 +100,19 @@ impl StampedToolResult {
 /// A result ready to write, stamped for its era.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum StampedResult {
+pub(crate) enum StampedResult {
     /// Built as a JSON object: lists, discovery, prompts, resources, custom methods, and
     /// every legacy result.
     Object(Map<String, Value>),
+    /// A modern `tools/call` result that completed.
     Tool(StampedToolResult),
+    /// A modern input-required result.
     InputRequired(InputRequiredResult),
 }
 
 impl StampedResult {
-    pub fn result_type(&self) -> ResultType {
+    /// The `resultType` the result carries (`complete` for an object without one).
+    pub(crate) fn result_type(&self) -> ResultType {
         match self {
             Self::Object(r) => r
                 .get("resultType")
@@ -123,7 +133,7 @@ struct ServerMeta {
 
 impl InputRequiredResult {
     /// `request_state` is the wire token (sealed, or the handler's own when nothing seals).
-    pub fn new(
+    pub(crate) fn new(
         input_requests: InputRequests,
         request_state: Option<String>,
         server_info: Arc<Value>,
@@ -141,13 +151,18 @@ impl InputRequiredResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
+    /// What the tool returns, as content blocks.
     pub content: Vec<Content>,
+    /// The result as JSON, matching the tool's `outputSchema` when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
+    /// The tool's own work failed: the model sees the content as an error it may act on,
+    /// rather than a protocol error.
     pub is_error: bool,
 }
 
 impl CallToolResult {
+    /// A result of one text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             content: vec![Content::text(text)],
@@ -155,6 +170,7 @@ impl CallToolResult {
         }
     }
 
+    /// A failed result (`isError`) of one text block saying why.
     pub fn error(text: impl Into<String>) -> Self {
         Self {
             content: vec![Content::text(text)],
@@ -163,6 +179,7 @@ impl CallToolResult {
         }
     }
 
+    /// A result of these content blocks.
     pub fn content(content: Vec<Content>) -> Self {
         Self {
             content,
@@ -174,18 +191,24 @@ impl CallToolResult {
 /// One message of a prompt.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptMessage {
+    /// Who says it in the conversation.
     pub role: Role,
+    /// What is said: one content block.
     pub content: Content,
 }
 
+/// The speaker of a prompt message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// The person (or the client speaking for them).
     User,
+    /// The model.
     Assistant,
 }
 
 impl PromptMessage {
+    /// A message from the user.
     pub fn user(content: Content) -> Self {
         Self {
             role: Role::User,
@@ -193,6 +216,7 @@ impl PromptMessage {
         }
     }
 
+    /// A message from the assistant.
     pub fn assistant(content: Content) -> Self {
         Self {
             role: Role::Assistant,
@@ -204,14 +228,17 @@ impl PromptMessage {
 /// `prompts/get` result.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct GetPromptResult {
+    /// A description of the prompt for the client to show.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The conversation the prompt produces, in order.
     pub messages: Vec<PromptMessage>,
 }
 
 /// `resources/read` result.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ReadResourceResult {
+    /// What was read: usually one item, for the URI asked.
     pub contents: Vec<ResourceContents>,
 }
 
@@ -219,9 +246,13 @@ pub struct ReadResourceResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Completion {
+    /// Suggested values, most relevant first; beyond 100 the runtime keeps the first 100 and sets
+    /// `has_more`.
     pub values: Vec<String>,
+    /// How many values there are in all, when known (may exceed `values`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
+    /// Whether there are more values than `values` holds.
     pub has_more: bool,
 }
 

@@ -4,9 +4,13 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ProtocolVersion {
+    /// `2026-07-28`: modern, stateless.
     V2026_07_28,
+    /// `2025-11-25`: legacy; what an `initialize` asking for anything unknown gets.
     V2025_11_25,
+    /// `2025-06-18`: legacy.
     V2025_06_18,
+    /// `2025-03-26`: legacy, the oldest served (the first with Streamable HTTP).
     V2025_03_26,
 }
 
@@ -14,7 +18,9 @@ pub enum ProtocolVersion {
 /// session with `initialize`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
+    /// Stateless: every request carries its `_meta` envelope; results carry `resultType`.
     Modern,
+    /// Sessions begun by `initialize`; results carry no `resultType`.
     Legacy,
 }
 
@@ -22,6 +28,8 @@ impl ProtocolVersion {
     /// The modern versions served statelessly, newest first: what `server/discover` and
     /// `-32022` advertise.
     pub const MODERN: &'static [ProtocolVersion] = &[ProtocolVersion::V2026_07_28];
+    /// [`ProtocolVersion::MODERN`] as wire strings, as `server/discover` and error `data` list
+    /// them.
     pub const MODERN_STRS: &'static [&'static str] = &["2026-07-28"];
     /// The legacy versions an `initialize` may negotiate, newest first.
     pub const LEGACY: &'static [ProtocolVersion] = &[
@@ -39,6 +47,7 @@ impl ProtocolVersion {
             .unwrap_or(ProtocolVersion::V2025_11_25)
     }
 
+    /// The version whose wire string is `s`; `None` for one not known here.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "2026-07-28" => Self::V2026_07_28,
@@ -49,6 +58,7 @@ impl ProtocolVersion {
         })
     }
 
+    /// The wire string, e.g. `2026-07-28`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::V2026_07_28 => "2026-07-28",
@@ -58,6 +68,7 @@ impl ProtocolVersion {
         }
     }
 
+    /// The era the version belongs to.
     pub fn era(self) -> Era {
         match self {
             Self::V2026_07_28 => Era::Modern,

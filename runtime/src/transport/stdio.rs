@@ -85,10 +85,13 @@ pub fn stdin_lines() -> mpsc::Receiver<Vec<u8>> {
 /// What the stdio server needs.
 #[derive(Debug)]
 pub struct Stdio {
+    /// The one tenant the process serves.
     pub tenant: Arc<Tenant>,
     /// Who the local client is: stdio has no credentials, the process owner is the caller.
     pub principal: Principal,
+    /// Timeouts, rounds, sealing and the legacy session's limits.
     pub runtime: Arc<RuntimeConfig>,
+    /// The KeyManager and rings; needed when `runtime.sealing` is set.
     pub keys: Option<StateKeys>,
 }
 

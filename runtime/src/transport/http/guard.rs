@@ -31,6 +31,8 @@ pub(crate) async fn middleware(
     next.call(req).await
 }
 
+/// The host names (and further origins) a request may name in `Host`, `:authority` and, when
+/// it sends one, `Origin`; anything else is refused with 403.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostGuard {
     hosts: Vec<String>,
@@ -50,6 +52,7 @@ impl HostGuard {
         }
     }
 
+    /// Loopback only: `localhost`, `127.0.0.1` and `[::1]`, on any port: the `HttpConfig` default.
     pub fn localhost() -> Self {
         Self::new(
             vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],

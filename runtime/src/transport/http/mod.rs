@@ -45,6 +45,8 @@ pub struct HttpConfig {
     /// Comment lines sent on idle SSE streams, so proxies keep them and closed clients are
     /// noticed.
     pub sse_keepalive: Duration,
+    /// The `Host`/`Origin` allow-list (DNS-rebinding protection); loopback names only by
+    /// default.
     pub guard: HostGuard,
 }
 
@@ -112,6 +114,8 @@ impl McpService {
         self.shutdown.clone()
     }
 
+    /// The counters `/metrics` serves as Prometheus text (in Rust, only their `Debug` form is
+    /// readable).
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
