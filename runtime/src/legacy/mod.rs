@@ -5,7 +5,7 @@
 //!   subscriptions, its notification streams and the shim flows of its requests;
 //! - [`bridge`]: the LegacyBridge actor, which matches the client's answers to the
 //!   server-to-client requests the shim sent;
-//! - [`relay`]: the shim's way to the client, one leg per input request;
+//! - `relay`: the shim's way to the client, one leg per input request;
 //! - [`handshake`]: the `initialize` request and its result.
 //!
 //! A modern request never reaches this module: the transport decides the era first.
@@ -109,7 +109,6 @@ pub enum SessionOn {
 }
 
 /// A session `initialize` began.
-#[derive(Debug)]
 pub struct Begun {
     /// The new `Mcp-Session-Id`. Keep it out of logs: on an anonymous tenant it is as good as a
     /// credential.
@@ -118,4 +117,13 @@ pub struct Begun {
     pub addr: Addr<Session>,
     /// The `InitializeResult`.
     pub result: Map<String, Value>,
+}
+
+impl std::fmt::Debug for Begun {
+    /// Without the session id: it is as good as a credential on an anonymous tenant.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Begun")
+            .field("result", &self.result)
+            .finish_non_exhaustive()
+    }
 }

@@ -93,7 +93,7 @@ pub struct Malformed {
 impl Incoming {
     /// Parses one message body. Batches (arrays) are rejected: MCP does not allow them.
     ///
-    /// The top-level object is read member by member into [`Members`] rather than into a map
+    /// The top-level object is read member by member into `Members` rather than into a map
     /// first: every request pays for this parse, and the map was built only to be taken apart.
     pub fn parse(body: &[u8]) -> Result<Incoming, Malformed> {
         let body: Body = serde_json::from_slice(body).map_err(|e| Malformed {
