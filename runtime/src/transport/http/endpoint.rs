@@ -1,5 +1,5 @@
-//! `/t/{tenant}/mcp`, routed by actix-web (`mod.rs`), behind the Host/Origin guard
-//! middleware (`guard.rs`, so a refused request costs no body read). A POST is checked in
+//! `/t/{tenant}/mcp`, behind the Host/Origin guard middleware (`guard.rs`, so a refused
+//! request costs no body read), routed by [`route`]. A POST is checked in
 //! this order: the body within its size and time limits, JSON-RPC classification, the tenant
 //! and the caller; then the era: a legacy handshake or a session's message goes to
 //! `legacy.rs`, a modern request through the envelope checks to the worker's pipeline, its
@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
 use tokio_util::sync::CancellationToken;
 
@@ -25,16 +26,52 @@ use crate::protocol::jsonrpc::{Malformed, Notification};
 use crate::protocol::meta::has_modern_envelope;
 use crate::protocol::{Era, Incoming, McpError, Request, RequestId};
 
-/// POST: a client message.
-pub(crate) async fn post(
+/// Every request under `/t/`: `/t/{tenant}/mcp` by method (POST, GET, DELETE; others 405),
+/// anything else 404.
+///
+/// The tenant is cut out of the path by hand rather than by an actix-web resource pattern
+/// `/t/{tenant}/mcp`: a pattern with a segment is matched with `regex-lite`, which cost about
+/// 10k instructions of an echo `tools/call`'s 80k (12%, `bench/instructions.sh`, 2026-12-03;
+/// BENCHMARKS.md), where this match costs a few dozen.
+pub(crate) async fn route(
     req: HttpRequest,
     payload: web::Payload,
     service: web::Data<McpService>,
     dispatcher: web::Data<WorkerDispatcher>,
 ) -> Result<HttpResponse, RpcError> {
+    let Some(slug) = tenant_of(req.path()) else {
+        return Err(RpcError::not_found());
+    };
     let service = service.into_inner();
-    let slug = tenant_slug(&req);
-    handle(&req, slug, payload, &service, &dispatcher)
+    match *req.method() {
+        Method::POST => post(&req, slug, payload, &service, &dispatcher).await,
+        Method::GET => get(&req, slug, &service).await,
+        Method::DELETE => delete(&req, slug, &service),
+        _ => Err(RpcError::method_not_allowed()),
+    }
+}
+
+/// The `{tenant}` of `/t/{tenant}/mcp`: one non-empty segment.
+fn tenant_of(path: &str) -> Option<&str> {
+    path.strip_prefix("/t/")?
+        .strip_suffix("/mcp")
+        .filter(|t| !t.is_empty() && !t.contains('/'))
+}
+
+/// Paths that are no endpoint: 404, with a JSON-RPC body.
+pub(crate) async fn not_found() -> Result<HttpResponse, RpcError> {
+    Err(RpcError::not_found())
+}
+
+/// POST: a client message.
+async fn post(
+    req: &HttpRequest,
+    slug: &str,
+    payload: web::Payload,
+    service: &Arc<McpService>,
+    dispatcher: &WorkerDispatcher,
+) -> Result<HttpResponse, RpcError> {
+    handle(req, slug, payload, service, dispatcher)
         .await
         .inspect_err(|refusal| {
             service.metrics.record_rejection();
@@ -49,52 +86,34 @@ pub(crate) async fn post(
 
 /// GET with an `Mcp-Session-Id`: the session's stream. Without one no legacy session is
 /// named, so 405.
-pub(crate) async fn get(
-    req: HttpRequest,
-    service: web::Data<McpService>,
+async fn get(
+    req: &HttpRequest,
+    slug: &str,
+    service: &Arc<McpService>,
 ) -> Result<HttpResponse, RpcError> {
-    let service = service.into_inner();
-    let headers = Headers::of(&req);
-    let found = session_of(&req, headers, &service)?;
-    legacy::open_stream(headers, found, &service).await
+    let headers = Headers::of(req);
+    let found = session_of(slug, headers, service)?;
+    legacy::open_stream(headers, found, service).await
 }
 
 /// DELETE with an `Mcp-Session-Id`: the session ends. Without one, 405.
-pub(crate) async fn delete(
-    req: HttpRequest,
-    service: web::Data<McpService>,
-) -> Result<HttpResponse, RpcError> {
-    let headers = Headers::of(&req);
-    let found = session_of(&req, headers, &service)?;
+fn delete(req: &HttpRequest, slug: &str, service: &McpService) -> Result<HttpResponse, RpcError> {
+    let headers = Headers::of(req);
+    let found = session_of(slug, headers, service)?;
     let sid = headers.session_id().unwrap_or_default();
-    Ok(legacy::end(sid, &service, found))
-}
-
-/// Other methods on the endpoint: 405.
-pub(crate) async fn method_not_allowed() -> Result<HttpResponse, RpcError> {
-    Err(RpcError::method_not_allowed())
-}
-
-/// Paths that are no endpoint: 404, with a JSON-RPC body.
-pub(crate) async fn not_found() -> Result<HttpResponse, RpcError> {
-    Err(RpcError::not_found())
-}
-
-/// The `{tenant}` of the route.
-fn tenant_slug(req: &HttpRequest) -> &str {
-    req.match_info().get("tenant").unwrap_or_default()
+    Ok(legacy::end(sid, service, found))
 }
 
 /// The session a GET or DELETE names, for its tenant and caller.
 fn session_of(
-    req: &HttpRequest,
+    slug: &str,
     headers: Headers<'_>,
     service: &McpService,
 ) -> Result<crate::legacy::sessions::Found, RpcError> {
     let Some(sid) = headers.session_id() else {
         return Err(RpcError::method_not_allowed());
     };
-    let (tenant, principal) = resolve(headers, tenant_slug(req), service, None)?;
+    let (tenant, principal) = resolve(headers, slug, service, None)?;
     legacy::session(headers, sid, &tenant, &principal, service)
 }
 
@@ -273,4 +292,23 @@ async fn modern(
             .await
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tenant_of;
+
+    #[test]
+    fn the_tenant_is_the_one_segment_between_t_and_mcp() {
+        assert_eq!(tenant_of("/t/demo/mcp"), Some("demo"));
+        for path in [
+            "/t//mcp",
+            "/t/a/b/mcp",
+            "/t/demo/mcp/",
+            "/x/demo/mcp",
+            "/t/demo",
+        ] {
+            assert_eq!(tenant_of(path), None, "{path}");
+        }
+    }
 }

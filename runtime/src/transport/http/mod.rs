@@ -156,13 +156,12 @@ pub fn configure(service: Arc<McpService>) -> impl FnOnce(&mut web::ServiceConfi
             .route("/healthz", web::get().to(health::healthz))
             .route("/readyz", web::get().to(health::readyz))
             .route("/metrics", web::get().to(health::metrics))
+            // `/t/{tenant}/mcp`: a static scope (no pattern to match) behind the guard; the
+            // tenant and the method are read by hand in `endpoint::route` (why: there).
             .service(
-                web::resource("/t/{tenant}/mcp")
+                web::scope("/t")
                     .wrap(from_fn(guard::middleware))
-                    .route(web::post().to(endpoint::post))
-                    .route(web::get().to(endpoint::get))
-                    .route(web::delete().to(endpoint::delete))
-                    .default_service(web::to(endpoint::method_not_allowed)),
+                    .default_service(web::to(endpoint::route)),
             )
             .default_service(web::to(endpoint::not_found));
     }
