@@ -12,7 +12,7 @@ use actix::Addr;
 
 use crate::handler::Tenant;
 use crate::protocol::McpError;
-use crate::sealing::{self, Binding, KeyManager, KeyRing, Rotate, SealPolicy};
+use crate::sealing::{self, Binding, KeyManager, KeyRing, Payload, Rotate, SealPolicy};
 
 /// How this request's state is protected.
 #[derive(Debug, Clone)]
@@ -88,7 +88,12 @@ impl Protection {
                 ring,
                 key_manager,
             } => {
-                let sealed = sealing::seal(ring, policy, binding, round, state, SystemTime::now())
+                let payload = Payload {
+                    round,
+                    state,
+                    answer_schemas: &[],
+                };
+                let sealed = sealing::seal(ring, policy, binding, &payload, SystemTime::now())
                     .map_err(|e| {
                         tracing::error!(error = %e, "could not seal requestState");
                         McpError::internal("Internal error: request state could not be sealed")
