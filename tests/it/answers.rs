@@ -1,6 +1,8 @@
 //! Elicitation answers are checked against the `requestedSchema` that asked for them, before
-//! the handler runs again: on a modern retry against the schemas sealed in `requestState`. A
-//! mismatch is -32602 naming the input key (HTTP 400), and the handler never sees the answer.
+//! the handler runs again, on both eras: on a modern retry against the schemas sealed in
+//! `requestState`, on a legacy session against the requests the shim sent. A mismatch is
+//! -32602 naming the input key (HTTP 400 on the modern wire, 200 on a legacy session, where it
+//! ends the flow), and the handler never sees the answer.
 
 use std::sync::{Arc, Mutex};
 
@@ -10,6 +12,7 @@ use roundtrip_runtime::handler::{
 use roundtrip_runtime::protocol::result::CallToolResult;
 use serde_json::{json, Value};
 
+use crate::support::legacy_client::{all_caps, legacy_call, LegacySession, LegacyStream};
 use crate::support::{accept, retry, tool_call, Reply, Server};
 
 /// The tenant these tests add, with the one tool `ask_profile`.
@@ -188,5 +191,76 @@ async fn the_sealed_greet_flow_refuses_a_name_that_is_not_a_string() {
         .send_demo(&retry(&first, 3, answer, Some(&state)))
         .await;
     assert_eq!(reply.result()["content"][0]["text"], "Hello, Ada!");
+    server.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Legacy sessions: the shim checks each answer against the request it sent
+
+/// A legacy call of `ask_profile`: its stream, and the leg asking the profile form.
+async fn legacy_leg(session: &LegacySession<'_>) -> (LegacyStream, Value) {
+    let mut stream = session
+        .open(&legacy_call(1, "ask_profile", json!({})))
+        .await;
+    assert_eq!(stream.status, 200);
+    let leg = stream.next_request().await;
+    assert_eq!(leg["method"], "elicitation/create");
+    assert_eq!(leg["params"]["requestedSchema"], profile_schema());
+    (stream, leg)
+}
+
+#[actix_web::test]
+async fn a_legacy_answer_that_does_not_match_ends_the_flow_with_invalid_params_naming_the_key() {
+    let (server, seen) = server().await;
+    let session = server.legacy_session(TENANT, all_caps()).await;
+    let (mut stream, leg) = legacy_leg(&session).await;
+    let answer = accept(json!({"name": "Ada", "toppings": "cheese"}));
+    let posted = session.answer(&leg["id"], answer).await;
+    assert_eq!(
+        posted.status, 202,
+        "the answer itself reached the flow: {posted:?}"
+    );
+    let response = stream.response().await;
+    let error = &response["error"];
+    assert_eq!(error["code"], -32602, "{response}");
+    assert_eq!(
+        error["message"],
+        "The client's answer to elicitation/create for 'profile' does not match the requested \
+         schema: field 'toppings' must be an array"
+    );
+    assert_eq!(
+        error["data"],
+        json!({"reason": "invalid_answer", "key": KEY})
+    );
+    seen.assert_nothing();
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_legacy_answer_that_matches_completes_the_flow() {
+    let (server, seen) = server().await;
+    let session = server.legacy_session(TENANT, all_caps()).await;
+    let (mut stream, leg) = legacy_leg(&session).await;
+    let content = json!({"name": "Ada", "color": "red", "toppings": ["cheese"]});
+    let posted = session.answer(&leg["id"], accept(content.clone())).await;
+    assert_eq!(posted.status, 202, "{posted:?}");
+    let response = stream.response().await;
+    assert!(response.get("result").is_some(), "{response}");
+    assert_eq!(seen.contents(), [content]);
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_legacy_cancelled_answer_is_not_checked() {
+    let (server, seen) = server().await;
+    let session = server.legacy_session(TENANT, all_caps()).await;
+    let (mut stream, leg) = legacy_leg(&session).await;
+    let posted = session
+        .answer(&leg["id"], json!({"action": "cancel"}))
+        .await;
+    assert_eq!(posted.status, 202, "{posted:?}");
+    let response = stream.response().await;
+    assert!(response.get("result").is_some(), "{response}");
+    assert_eq!(seen.contents(), [Value::Null]);
     server.stop().await;
 }

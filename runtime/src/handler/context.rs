@@ -140,6 +140,11 @@ impl Context {
 
     /// The answer the client gave under `key` on this retry, if any. A missing answer means
     /// "ask again".
+    ///
+    /// An accepted answer to a form elicitation the previous round asked has already been
+    /// checked against its `requestedSchema` (on a legacy session always; on the stateless
+    /// wire when the runtime seals `requestState`, as the `roundtrip` binary always does): a
+    /// handler sees only content that fits. Declined and cancelled answers carry none.
     pub fn input_response(&self, key: &str) -> Option<&InputResponse> {
         self.0.input_responses.get(key)
     }

@@ -3,8 +3,8 @@
 //!
 //! [`AnswerSchemas`] holds the compiled schemas of one round's form elicitations, by input
 //! key, as compact bytes (`FormSchema`): on the stateless wire they travel in the sealed
-//! `requestState` to the retry. [`AnswerSchemas::check`] then looks at each answer whose key
-//! was asked:
+//! `requestState` to the retry, on a legacy session the shim keeps them while the client
+//! answers. [`AnswerSchemas::check`] then looks at each answer whose key was asked:
 //! - `decline` and `cancel` carry no content to check, and pass;
 //! - `accept` must come with an object `content` (or none), whose values must fit their
 //!   properties, and which must hold every required property;
