@@ -95,22 +95,27 @@ fn seal_open(c: &mut Criterion) {
             b.iter(|| {
                 let now = SystemTime::now();
                 let token =
-                    sealing::seal(&ring, &policy, &binding, 1, Some(state), now).expect("sealed");
+                    sealing::seal(&ring, &policy, &binding, &payload(state), now).expect("sealed");
                 let claims =
                     sealing::open(&ring, &policy, &binding, black_box(&token), now).expect("open");
                 black_box(claims)
             })
         });
-        let token = sealing::seal(&ring, &policy, &binding, 1, Some(&state), SystemTime::now())
-            .expect("sealed");
+        let token = sealing::seal(
+            &ring,
+            &policy,
+            &binding,
+            &payload(&state),
+            SystemTime::now(),
+        )
+        .expect("sealed");
         group.bench_with_input(BenchmarkId::new("seal", &label), &state, |b, state| {
             b.iter(|| {
                 sealing::seal(
                     &ring,
                     &policy,
                     &binding,
-                    1,
-                    Some(black_box(state)),
+                    &payload(black_box(state)),
                     SystemTime::now(),
                 )
             })
@@ -128,6 +133,15 @@ fn seal_open(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// Round 1's handler state, with no answer schemas.
+fn payload(state: &str) -> sealing::Payload<'_> {
+    sealing::Payload {
+        round: 1,
+        state: Some(state),
+        answer_schemas: &[],
+    }
 }
 
 fn digest(c: &mut Criterion) {

@@ -108,7 +108,8 @@ pub struct StateSettings {
     pub clock_skew_secs: u64,
     /// Largest `requestState` token accepted (checked before decoding).
     pub max_token_bytes: usize,
-    /// Largest handler state sealed.
+    /// Largest handler state sealed, counted together with the answer schemas sealed beside
+    /// it (the compiled `requestedSchema` of the round's form elicitations).
     pub max_state_bytes: usize,
 }
 

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod answers;
 mod bench_driver;
 mod discovery;
 mod envelope;

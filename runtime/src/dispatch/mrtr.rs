@@ -1,6 +1,7 @@
 //! The three methods that may answer input-required (`tools/call`, `prompts/get`,
-//! `resources/read`): validate the retry, open the state, run the handler, then gate, seal
-//! and shape what it returned.
+//! `resources/read`): validate the retry, open the state, check the answers against the
+//! schemas the previous round asked with, run the handler, then gate, seal and shape what it
+//! returned.
 
 use std::cell::OnceCell;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use super::protection::{Opened, Protection};
 use crate::handler::{Arguments, Catalog, Context, HandlerError, InputRequired, Outcome};
 use crate::protocol::input::{parse_input_responses, InputResponses};
 use crate::protocol::result::{to_object, CallToolResult, InputRequiredResult};
-use crate::protocol::{ClientCapabilities, McpError};
+use crate::protocol::{AnswerSchemas, CheckError, ClientCapabilities, McpError, Mismatch};
 use crate::sealing::{args_digest, Binding};
 
 /// What the handler produced: a complete result before stamping, or an input-required result
@@ -79,6 +80,10 @@ pub(crate) async fn run(
         }
     };
     tracing::Span::current().record("round", opened.round);
+    // Only a sealed state carries the schemas: without one, there is nothing to check against.
+    check_answers(&opened.answer_schemas, &input_responses, |m| {
+        McpError::invalid_params(m.to_string())
+    })?;
 
     match run_handler(
         call,
@@ -161,7 +166,7 @@ fn input_required(
         .with_data(serde_json::json!({ "maxRounds": max_rounds })));
     }
     let (requests, state) = ir.into_parts();
-    let sealed = protection.seal(binding, round + 1, state.as_deref())?;
+    let sealed = protection.seal(binding, round + 1, state.as_deref(), &requests)?;
     Ok(InputRequiredResult::new(
         requests,
         sealed,
@@ -186,6 +191,27 @@ pub(crate) fn admit(
     match gate::missing_capabilities(ir.requests(), declared) {
         Some(lacking) => Err(missing(lacking)),
         None => Ok(()),
+    }
+}
+
+/// Checks a round's answers against the schemas its form elicitations asked with, on either
+/// era: a mismatch is the error `mismatch` phrases; schemas that cannot be read (a bug, since
+/// only the runtime writes them) are an internal error.
+pub(crate) fn check_answers(
+    schemas: &AnswerSchemas,
+    answers: &InputResponses,
+    mismatch: impl FnOnce(Mismatch) -> McpError,
+) -> Result<(), McpError> {
+    match schemas.check(answers) {
+        Ok(()) => Ok(()),
+        Err(CheckError::Mismatch(m)) => {
+            tracing::info!(key = %m.key, problem = %m.problem, "refused an answer that does not match its schema");
+            Err(mismatch(m))
+        }
+        Err(CheckError::Unreadable(e)) => {
+            tracing::error!(error = %e, "could not read the answer schemas");
+            Err(McpError::internal("Internal error"))
+        }
     }
 }
 

@@ -11,8 +11,8 @@ use std::time::SystemTime;
 use actix::Recipient;
 
 use crate::handler::TenantSettings;
-use crate::protocol::McpError;
-use crate::sealing::{self, Binding, KeyRing, Rotate, SealPolicy};
+use crate::protocol::{AnswerSchemas, InputRequests, McpError};
+use crate::sealing::{self, Binding, KeyRing, Payload, Rotate, SealPolicy};
 
 /// How this request's state is protected.
 #[derive(Debug, Clone)]
@@ -28,11 +28,14 @@ pub(crate) enum Protection {
     },
 }
 
-/// The handler's state and the round counter recovered from a retry.
+/// What a retry's state recovers: the handler's state, the round counter, and the schemas
+/// the previous round's form elicitations asked with (empty when nothing is to be checked,
+/// which is always so when the state passes through unsealed).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Opened {
     pub(crate) state: Option<String>,
     pub(crate) round: u32,
+    pub(crate) answer_schemas: AnswerSchemas,
 }
 
 impl Protection {
@@ -59,13 +62,14 @@ impl Protection {
         match self {
             Protection::PassThrough => Ok(Opened {
                 state: Some(token.to_owned()),
-                round: 0,
+                ..Opened::default()
             }),
             Protection::Sealed { policy, ring, .. } => {
                 match sealing::open(ring, policy, binding, token, SystemTime::now()) {
                     Ok(claims) => Ok(Opened {
                         state: claims.state,
                         round: claims.round,
+                        answer_schemas: AnswerSchemas::from_bytes(claims.answer_schemas),
                     }),
                     Err(reason) => {
                         tracing::warn!(%reason, tenant = binding.tenant, method = binding.method, "rejected requestState");
@@ -76,13 +80,15 @@ impl Protection {
         }
     }
 
-    /// The wire `requestState` for an input-required result, or `None` when there is
-    /// nothing to send.
+    /// The wire `requestState` for an input-required result asking `requests`, or `None`
+    /// when there is nothing to send. A sealed state also carries the schemas of `requests`'
+    /// form elicitations, for checking the retry's answers; a pass-through state cannot.
     pub(crate) fn seal(
         &self,
         binding: &Binding<'_>,
         round: u32,
         state: Option<&str>,
+        requests: &InputRequests,
     ) -> Result<Option<String>, McpError> {
         match self {
             Protection::PassThrough => Ok(state.map(str::to_owned)),
@@ -91,7 +97,13 @@ impl Protection {
                 ring,
                 rotation,
             } => {
-                let sealed = sealing::seal(ring, policy, binding, round, state, SystemTime::now())
+                let schemas = AnswerSchemas::of(requests);
+                let payload = Payload {
+                    round,
+                    state,
+                    answer_schemas: schemas.as_bytes(),
+                };
+                let sealed = sealing::seal(ring, policy, binding, &payload, SystemTime::now())
                     .map_err(|e| {
                         tracing::error!(error = %e, "could not seal requestState");
                         McpError::internal("Internal error: request state could not be sealed")

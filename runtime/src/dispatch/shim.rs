@@ -1,7 +1,8 @@
 //! The legacy shim: on a legacy session the client cannot retry, so the runtime plays the
 //! client's part. Each input-required round becomes real server-to-client requests (sent by
 //! a [`Relay`] the session layer provides), the answers are collected under the handler's
-//! keys, and the handler runs again with them and its own state.
+//! keys, checked against the schemas of the form elicitations that asked for them, and the
+//! handler runs again with them and its own state.
 //!
 //! The state never leaves the server here, so it is not sealed; for the same reason whatever
 //! `inputResponses` or `requestState` a legacy client puts in its request is ignored: only
@@ -14,7 +15,7 @@ use super::mrtr;
 use super::relay::{NoRelay, Shim};
 use crate::handler::Outcome;
 use crate::protocol::input::InputResponses;
-use crate::protocol::McpError;
+use crate::protocol::{AnswerSchemas, McpError, Mismatch};
 
 /// Why a shim flow failed, as `error.data.reason` names it.
 pub(crate) mod reason {
@@ -26,6 +27,7 @@ pub(crate) mod reason {
     pub(crate) const LEG_TIMEOUT: &str = "leg_timeout";
     pub(crate) const STREAM_CLOSED: &str = "stream_closed";
     pub(crate) const SESSION_ENDED: &str = "session_ended";
+    pub(crate) const INVALID_ANSWER: &str = "invalid_answer";
 }
 
 /// The refusal a legacy request gets when its handler asks for input and the shim cannot
@@ -103,11 +105,26 @@ async fn flow(
         answers = if requests.is_empty() {
             InputResponses::new()
         } else {
-            relay.relay(requests).await?
+            // The round's schemas, kept while the client answers, are checked before the
+            // handler sees an answer.
+            let schemas = AnswerSchemas::of(&requests);
+            let answers = relay.relay(requests).await?;
+            mrtr::check_answers(&schemas, &answers, invalid_answer)?;
+            answers
         };
         state = next_state;
         round += 1;
     }
+}
+
+/// An answer that does not fit its schema ends the flow with `-32602` (HTTP 200, as every
+/// legacy error), naming the key and the problem.
+fn invalid_answer(m: Mismatch) -> McpError {
+    McpError::invalid_params(format!(
+        "The client's answer to elicitation/create for '{}' does not match the requested schema: {}",
+        m.key, m.problem
+    ))
+    .with_data(json!({ "reason": reason::INVALID_ANSWER, "key": m.key }))
 }
 
 /// The gate on a legacy session checks what the client declared at `initialize`. The code is

@@ -149,6 +149,14 @@ impl Context {
 
     /// The answer the client gave under `key` on this retry, if any. A missing answer means
     /// "ask again".
+    ///
+    /// An accepted answer to a form elicitation the previous round asked has already been
+    /// checked against its `requestedSchema`: on a legacy session always; on the stateless
+    /// wire when the runtime seals `requestState` (as the `roundtrip` binary always does) and
+    /// the retry carries it. A stateless client may also send answers with no state at all,
+    /// to a question nothing on the server remembers asking: those are not checked, so a
+    /// handler that acts on an answer must still read it through the typed views, which
+    /// yield `None` for what does not fit. Declined and cancelled answers carry no content.
     pub fn input_response(&self, key: &str) -> Option<&InputResponse> {
         self.0.input_responses.get(key)
     }

@@ -4,7 +4,9 @@
 //! An embedded request is `{method, params}` with no id: only `elicitation/create`,
 //! `sampling/createMessage` and `roots/list` may be embedded, which is why the constructors
 //! are the only way to make one. Answers carry no method, so they stay raw JSON objects with
-//! typed views; a view that does not fit yields `None`, and a handler then asks again.
+//! typed views; a view that does not fit yields `None`, and a handler then asks again. The
+//! runtime checks accepted form answers against the schema that asked for them before a
+//! handler sees them (see `answers`); each form request compiles its schema for that once.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -15,6 +17,7 @@ use serde_json::value::{to_raw_value, RawValue};
 use serde_json::{json, Map, Value};
 
 use super::error::McpError;
+use super::form_schema::FormSchema;
 
 /// One embedded request: `{"method": ..., "params": ...}`.
 ///
@@ -34,6 +37,9 @@ struct Built {
     /// The wire form, once written. Serialising a `Value` cannot fail, but if it ever did the
     /// request is written field by field instead.
     wire: OnceLock<Option<Box<RawValue>>>,
+    /// A form elicitation's `requestedSchema`, compiled the first time its answers are to be
+    /// checked (`None` for any other request).
+    form_schema: OnceLock<Option<FormSchema>>,
 }
 
 /// The wire form's fields, for serialising.
@@ -66,6 +72,7 @@ impl InputRequest {
             method,
             params,
             wire: OnceLock::new(),
+            form_schema: OnceLock::new(),
         }))
     }
 
@@ -137,6 +144,23 @@ impl InputRequest {
     /// The request's params as built.
     pub fn params(&self) -> Option<&Value> {
         self.0.params.as_ref()
+    }
+
+    /// The compiled `requestedSchema` of a form elicitation (one without `"mode": "url"`),
+    /// which its answers are checked against; `None` for any other request. Compiled once per
+    /// request, so a request kept in a static is compiled once per process.
+    pub(crate) fn form_schema(&self) -> Option<&FormSchema> {
+        self.0
+            .form_schema
+            .get_or_init(|| {
+                let params = self
+                    .params()
+                    .filter(|_| self.0.method == "elicitation/create")?;
+                let url = params.get("mode").and_then(Value::as_str) == Some("url");
+                let schema = params.get("requestedSchema").unwrap_or(&Value::Null);
+                (!url).then(|| FormSchema::compile(schema))
+            })
+            .as_ref()
     }
 
     /// The client capabilities this request needs, as a `ClientCapabilities`-shaped object:

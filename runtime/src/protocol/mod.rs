@@ -1,13 +1,17 @@
-//! Wire types of the MCP revisions Roundtrip serves, and nothing else.
+//! Wire types of the MCP revisions Roundtrip serves, and the checks that need nothing but
+//! them: `answers` checks an elicitation answer against the form schema that asked for it
+//! (`form_schema` compiles the schema, `string_format` knows its string formats).
 //!
 //! This is the bottom layer: it imports nothing from the rest of the crate. Handlers, dispatch
 //! and transports all speak in these types; JSON shapes that are open-ended in the spec
 //! (schemas, `_meta`, capability objects) stay `serde_json::Value` on purpose, so the runtime
 //! never drops a field a client or handler put there.
 
+mod answers;
 pub mod capabilities;
 pub mod content;
 pub mod error;
+mod form_schema;
 pub mod input;
 pub mod jsonrpc;
 pub mod meta;
@@ -22,8 +26,10 @@ pub fn target_key(method: &str) -> Option<&'static str> {
     }
 }
 pub mod result;
+mod string_format;
 pub mod version;
 
+pub(crate) use answers::{AnswerSchemas, CheckError, Mismatch};
 pub use capabilities::ClientCapabilities;
 pub use error::{ErrorCode, McpError};
 pub use input::{

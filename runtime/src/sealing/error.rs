@@ -40,10 +40,11 @@ pub enum OpenError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SealError {
-    /// The handler's state is longer than the policy's `max_state_bytes`.
-    #[error("handler state is {len} bytes, over the {max}-byte limit")]
+    /// The handler's state and the answer schemas sealed beside it are together longer than
+    /// the policy's `max_state_bytes`.
+    #[error("handler state and answer schemas are {len} bytes, over the {max}-byte limit")]
     StateTooLarge {
-        /// The state's length in bytes.
+        /// The length of the state and the answer schemas, in bytes.
         len: usize,
         /// The policy's `max_state_bytes`.
         max: usize,

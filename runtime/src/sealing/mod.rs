@@ -50,5 +50,5 @@ pub use key_manager::{
     Subscribe, PRUNE_EVERY, ROTATE_EVERY, TICK_EVERY,
 };
 pub use keyring::{KeyRing, KeyRings};
-pub use policy::{open, seal, SealPolicy};
+pub use policy::{open, seal, Payload, SealPolicy};
 pub use share::{KeyShare, LocalKeyShare, MemoryKeyShare};

@@ -31,9 +31,11 @@ pub struct SealPolicy {
     pub clock_skew: Duration,
     /// The longest token `open` will look at, and `seal` will produce. Default 65536.
     pub max_token_bytes: usize,
-    /// The largest handler state `seal` accepts. Default 32768: its token (about 4/3 of the
-    /// state, plus 60 bytes) stays well inside the default token cap, whatever the state's
-    /// bytes are.
+    /// The largest handler state `seal` accepts, counted together with the answer schemas
+    /// sealed beside it (the compiled requested schemas of the round's form elicitations,
+    /// usually a few dozen bytes). Default 32768: its token (about 4/3 of the state and the
+    /// schemas, plus 60 bytes, 5 more with schemas) stays well inside the default token cap,
+    /// whatever the state's bytes are.
     pub max_state_bytes: usize,
 }
 
@@ -48,43 +50,66 @@ impl Default for SealPolicy {
     }
 }
 
-/// Seals the handler's `state` for `round` under the ring's active key, bound to `binding`,
-/// issued at `now` and expiring `policy.ttl` later.
+/// What a token carries besides its times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Payload<'a> {
+    /// The input-required round the state belongs to.
+    pub round: u32,
+    /// The handler's own state.
+    pub state: Option<&'a str>,
+    /// The runtime's compiled requested schemas for the retry's answers; empty for none.
+    /// Opaque here.
+    pub answer_schemas: &'a [u8],
+}
+
+/// Seals `payload` under the ring's active key, bound to `binding`, issued at `now` and
+/// expiring `policy.ttl` later.
 ///
 /// # Errors
 ///
-/// [`SealError::StateTooLarge`] if the state exceeds `max_state_bytes`;
-/// [`SealError::TokenTooLarge`] if the token would exceed `max_token_bytes`, which only a
-/// `max_state_bytes` near `max_token_bytes` allows. The other variant cannot happen with
-/// sane limits.
+/// [`SealError::StateTooLarge`] if the state and the answer schemas together exceed
+/// `max_state_bytes`; [`SealError::TokenTooLarge`] if the token would exceed
+/// `max_token_bytes`, which only a `max_state_bytes` near `max_token_bytes` allows. The other
+/// variant cannot happen with sane limits.
 pub fn seal(
     ring: &KeyRing,
     policy: &SealPolicy,
     binding: &Binding<'_>,
-    round: u32,
-    state: Option<&str>,
+    payload: &Payload<'_>,
     now: SystemTime,
 ) -> Result<String, SealError> {
-    let state_len = state.map_or(0, str::len);
-    if state_len > policy.max_state_bytes {
+    let state = payload.state.map_or(&[][..], str::as_bytes);
+    let schemas = payload.answer_schemas;
+    let counted = state.len() + schemas.len();
+    if counted > policy.max_state_bytes {
         return Err(SealError::StateTooLarge {
-            len: state_len,
+            len: counted,
             max: policy.max_state_bytes,
         });
     }
+    let schemas_len = u32::try_from(schemas.len()).map_err(|_| SealError::StateTooLarge {
+        len: counted,
+        max: policy.max_state_bytes,
+    })?;
     let key = ring.active();
     let iat = unix_secs(now);
     let exp = iat.saturating_add(policy.ttl.as_secs());
     let header = Header {
         iat,
         exp,
-        round,
-        has_state: state.is_some(),
+        round: payload.round,
+        has_state: payload.state.is_some(),
+        has_answer_schemas: !schemas.is_empty(),
     }
     .encode();
-    let state = state.map_or(&[][..], str::as_bytes);
+    let schemas_len = schemas_len.to_be_bytes();
+    let schemas_len: &[u8] = if schemas.is_empty() {
+        &[]
+    } else {
+        &schemas_len
+    };
 
-    let len = token_len(key.kid().len(), HEADER_LEN + state.len());
+    let len = token_len(key.kid().len(), HEADER_LEN + schemas_len.len() + counted);
     if len > policy.max_token_bytes {
         return Err(SealError::TokenTooLarge {
             len,
@@ -92,7 +117,7 @@ pub fn seal(
         });
     }
     let aad = associated_data(key.kid(), binding);
-    seal_bytes(key, &aad, &[&header, state]).map_err(|_| SealError::Encrypt)
+    seal_bytes(key, &aad, &[&header, schemas_len, schemas, state]).map_err(|_| SealError::Encrypt)
 }
 
 /// Opens a `requestState` token presented with the request described by `binding`.
@@ -166,13 +191,20 @@ mod tests {
         }
     }
 
+    fn payload(round: u32, state: Option<&str>) -> Payload<'_> {
+        Payload {
+            round,
+            state,
+            answer_schemas: &[],
+        }
+    }
+
     fn sealed(ring: &KeyRing, state: &str) -> String {
         seal(
             ring,
             &SealPolicy::default(),
             &bind(),
-            1,
-            Some(state),
+            &payload(1, Some(state)),
             at(T0),
         )
         .unwrap()
@@ -194,15 +226,59 @@ mod tests {
                 iat: T0,
                 exp: T0 + 300,
                 round: 1,
-                state: Some("{\"step\":2}".to_owned())
+                state: Some("{\"step\":2}".to_owned()),
+                answer_schemas: Vec::new(),
             }
         );
     }
 
     #[test]
+    fn answer_schemas_open_beside_the_state_they_were_sealed_with() {
+        let ring = ring();
+        let p = SealPolicy::default();
+        for state in [Some("{}"), None] {
+            let payload = Payload {
+                round: 2,
+                state,
+                answer_schemas: b"\x04user\x06\x09\x04name",
+            };
+            let token = seal(&ring, &p, &bind(), &payload, at(T0)).unwrap();
+            let claims = open_now(&ring, &bind(), &token).unwrap();
+            assert_eq!(claims.answer_schemas, payload.answer_schemas);
+            assert_eq!(claims.state.as_deref(), state);
+        }
+    }
+
+    #[test]
+    fn answer_schemas_count_toward_max_state_bytes() {
+        let p = SealPolicy {
+            max_state_bytes: 10,
+            ..SealPolicy::default()
+        };
+        let payload = |state| Payload {
+            round: 1,
+            state: Some(state),
+            answer_schemas: b"12345",
+        };
+        let got = seal(&ring(), &p, &bind(), &payload("123456"), at(T0));
+        assert!(matches!(
+            got,
+            Err(SealError::StateTooLarge { len: 11, max: 10 })
+        ));
+        assert!(seal(&ring(), &p, &bind(), &payload("12345"), at(T0)).is_ok());
+    }
+
+    #[test]
     fn absent_state_round_trips_as_none() {
         let ring = ring();
-        let token = seal(&ring, &SealPolicy::default(), &bind(), 4, None, at(T0)).unwrap();
+        let token = seal(
+            &ring,
+            &SealPolicy::default(),
+            &bind(),
+            &payload(4, None),
+            at(T0),
+        )
+        .unwrap();
         let claims = open_now(&ring, &bind(), &token).unwrap();
         assert_eq!((claims.round, claims.state), (4, None));
     }
@@ -424,12 +500,25 @@ mod tests {
             max_state_bytes: 10,
             ..SealPolicy::default()
         };
-        let got = seal(&ring(), &p, &bind(), 1, Some("12345678901"), at(T0));
+        let got = seal(
+            &ring(),
+            &p,
+            &bind(),
+            &payload(1, Some("12345678901")),
+            at(T0),
+        );
         assert!(matches!(
             got,
             Err(SealError::StateTooLarge { len: 11, max: 10 })
         ));
-        assert!(seal(&ring(), &p, &bind(), 1, Some("1234567890"), at(T0)).is_ok());
+        assert!(seal(
+            &ring(),
+            &p,
+            &bind(),
+            &payload(1, Some("1234567890")),
+            at(T0)
+        )
+        .is_ok());
     }
 
     #[test]
@@ -440,7 +529,7 @@ mod tests {
             ..SealPolicy::default()
         };
         let state = "x".repeat(60_000);
-        let got = seal(&ring(), &p, &bind(), 1, Some(&state), at(T0));
+        let got = seal(&ring(), &p, &bind(), &payload(1, Some(&state)), at(T0));
         assert!(matches!(
             got,
             Err(SealError::TokenTooLarge { max: 65_536, .. })
@@ -454,7 +543,7 @@ mod tests {
         let p = SealPolicy::default();
         for unit in ["\u{1}", "\"", "é", "😀"] {
             let state = unit.repeat(p.max_state_bytes / unit.len());
-            let token = seal(&ring, &p, &bind(), 1, Some(&state), at(T0)).unwrap();
+            let token = seal(&ring, &p, &bind(), &payload(1, Some(&state)), at(T0)).unwrap();
             let claims = open_now(&ring, &bind(), &token).unwrap();
             assert_eq!(claims.state.as_deref(), Some(state.as_str()), "{unit:?}");
         }
@@ -478,7 +567,14 @@ mod tests {
             max_state_bytes: usize::MAX,
             ..p
         };
-        let token = seal(&ring, &p, &bind(), 1, Some(&"x".repeat(n)), at(T0)).unwrap();
+        let token = seal(
+            &ring,
+            &p,
+            &bind(),
+            &payload(1, Some(&"x".repeat(n))),
+            at(T0),
+        )
+        .unwrap();
         assert!(token.len() <= p.max_token_bytes);
         assert!(open_now(&ring, &bind(), &token).is_ok());
     }
