@@ -7,6 +7,7 @@
 
 use std::cell::RefCell;
 use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Poll;
@@ -131,8 +132,10 @@ impl WorkerState {
     fn run_then(&self, call: Call, yielding: Yield) -> impl Future<Output = Reply> {
         let config = self.0.config.clone();
         match self.protection(&call) {
+            // Boxed here, where it is made: a future this size moved by value into
+            // `first_poll_here` and then into a box would be copied twice per request.
             Some(protection) => Either::Left(first_poll_here(
-                dispatch(call, protection, config),
+                Box::pin(dispatch(call, protection, config)),
                 yielding,
             )),
             None => {
@@ -160,8 +163,10 @@ enum Yield {
 
 /// Polls `work` once on the caller's task; if it is not done, it goes on on a task of its
 /// own (see [`WorkerState::run`]).
-async fn first_poll_here(work: impl Future<Output = Reply> + 'static, yielding: Yield) -> Reply {
-    let mut work = Box::pin(work);
+async fn first_poll_here<F>(mut work: Pin<Box<F>>, yielding: Yield) -> Reply
+where
+    F: Future<Output = Reply> + 'static,
+{
     let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
     match first {
         Poll::Ready(reply) => {

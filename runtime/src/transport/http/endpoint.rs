@@ -26,8 +26,8 @@ use crate::protocol::jsonrpc::{Malformed, Notification};
 use crate::protocol::meta::has_modern_envelope;
 use crate::protocol::{Era, Incoming, McpError, Request, RequestId};
 
-/// Every request under `/t/`: `/t/{tenant}/mcp` by method (POST, GET, DELETE; others 405),
-/// anything else 404.
+/// Every request no fixed route took: `/t/{tenant}/mcp` by method (POST, GET, DELETE;
+/// others 405), anything else 404 with a JSON-RPC body.
 ///
 /// The tenant is cut out of the path by hand rather than by an actix-web resource pattern
 /// `/t/{tenant}/mcp`: a pattern with a segment is matched with `regex-lite`, which cost about
@@ -56,11 +56,6 @@ fn tenant_of(path: &str) -> Option<&str> {
     path.strip_prefix("/t/")?
         .strip_suffix("/mcp")
         .filter(|t| !t.is_empty() && !t.contains('/'))
-}
-
-/// Paths that are no endpoint: 404, with a JSON-RPC body.
-pub(crate) async fn not_found() -> Result<HttpResponse, RpcError> {
-    Err(RpcError::not_found())
 }
 
 /// POST: a client message.

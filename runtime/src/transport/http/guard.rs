@@ -3,11 +3,12 @@
 //! is right for a server bound to localhost; a deployment behind a load balancer lists its
 //! public host names, or `*` when the proxy already enforces them.
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use std::future::{ready, Ready};
+
+use actix_web::dev::{forward_ready, Service, ServiceRequest, ServiceResponse, Transform};
 use actix_web::http::Version;
-use actix_web::middleware::Next;
 use actix_web::{web, HttpRequest};
+use futures_util::future::Either;
 
 use super::error::RpcError;
 use super::headers::Headers;
@@ -15,20 +16,55 @@ use super::McpService;
 use crate::protocol::error::ErrorCode;
 use crate::protocol::McpError;
 
-/// The guard as middleware of the MCP endpoint: a refused request is answered 403 before its
-/// body is read, so it costs nothing, and its error has no id.
-pub(crate) async fn middleware(
-    req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    if let Some(service) = req.app_data::<web::Data<McpService>>() {
-        if let Err(why) = service.http.guard.check(req.request()) {
-            tracing::warn!(why, "refused by the host/origin guard");
-            service.metrics.record_rejection();
-            return Err(RpcError::refused(None, McpError::new(ErrorCode::Forbidden, why)).into());
-        }
+/// The guard as actix-web middleware on the MCP endpoint's service (`mod.rs` applies it): a
+/// refused request is answered 403 before its body is read, so it costs nothing, and its
+/// error has no id. Written as a `Transform` rather than with `middleware::from_fn`, whose
+/// boxed service and future cost about a thousand instructions a request (BENCHMARKS.md).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GuardMiddleware;
+
+impl<S> Transform<S, ServiceRequest> for GuardMiddleware
+where
+    S: Service<ServiceRequest, Response = ServiceResponse, Error = actix_web::Error>,
+{
+    type Response = ServiceResponse;
+    type Error = actix_web::Error;
+    type Transform = Guarded<S>;
+    type InitError = ();
+    type Future = Ready<Result<Guarded<S>, ()>>;
+
+    fn new_transform(&self, service: S) -> Self::Future {
+        ready(Ok(Guarded { service }))
     }
-    next.call(req).await
+}
+
+/// A service behind the host guard.
+#[derive(Debug)]
+pub(crate) struct Guarded<S> {
+    service: S,
+}
+
+impl<S> Service<ServiceRequest> for Guarded<S>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse, Error = actix_web::Error>,
+{
+    type Response = ServiceResponse;
+    type Error = actix_web::Error;
+    type Future = Either<Ready<Result<ServiceResponse, actix_web::Error>>, S::Future>;
+
+    forward_ready!(service);
+
+    fn call(&self, req: ServiceRequest) -> Self::Future {
+        if let Some(service) = req.app_data::<web::Data<McpService>>() {
+            if let Err(why) = service.http.guard.check(req.request()) {
+                tracing::warn!(why, "refused by the host/origin guard");
+                service.metrics.record_rejection();
+                let refusal = RpcError::refused(None, McpError::new(ErrorCode::Forbidden, why));
+                return Either::Left(ready(Err(refusal.into())));
+            }
+        }
+        Either::Right(self.service.call(req))
+    }
 }
 
 /// The host names (and further origins) a request may name in `Host`, `:authority` and, when

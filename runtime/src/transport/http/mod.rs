@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix::Addr;
-use actix_web::middleware::from_fn;
+use actix_service::apply;
 use actix_web::web;
 use tokio_util::sync::CancellationToken;
 
@@ -156,13 +156,8 @@ pub fn configure(service: Arc<McpService>) -> impl FnOnce(&mut web::ServiceConfi
             .route("/healthz", web::get().to(health::healthz))
             .route("/readyz", web::get().to(health::readyz))
             .route("/metrics", web::get().to(health::metrics))
-            // `/t/{tenant}/mcp`: a static scope (no pattern to match) behind the guard; the
-            // tenant and the method are read by hand in `endpoint::route` (why: there).
-            .service(
-                web::scope("/t")
-                    .wrap(from_fn(guard::middleware))
-                    .default_service(web::to(endpoint::route)),
-            )
-            .default_service(web::to(endpoint::not_found));
+            // Every other path: `/t/{tenant}/mcp` (read by hand in `endpoint::route`, why:
+            // there) and JSON 404s, behind the host guard.
+            .default_service(apply(guard::GuardMiddleware, web::to(endpoint::route)));
     }
 }
