@@ -4,6 +4,8 @@
 #   rmcp-json   rmcp 3.11's stateless Streamable HTTP server answering JSON
 #   rt-echo     Roundtrip, tools/call echo on the API-key tenant `demo`
 #   rt-mrtr     Roundtrip, sealed two-round greet flows on `demo` (each flow carries its state)
+#   base-echo, base-mrtr   the same two against another build, BASE_BIN, when it is set: a
+#               change's before and after, interleaved in one run
 # Every server is pinned to CPU 0, the load generator (`roundtrip bench`, the same for every
 # target) to CPU 1. Rounds are interleaved (round 1: every target, round 2: every target, ...)
 # so a slow minute of a shared box hits every target alike, and each ratio is taken inside a
@@ -19,6 +21,8 @@
 #        SCRATCH (/tmp/roundtrip-peers) OUT ($SCRATCH/run-<time>) ONLY (target names)
 #        QUIET_PCT (10: % of one core both CPUs may be busy before a run) QUIET_WAIT (180 s)
 #        FOREIGN_MAX_PCT (10) MAX_TRIES (3)
+#        BASE_BIN (a roundtrip binary to measure beside this one, e.g. a build of the previous
+#        commit; adds the base-* targets and the ratios that compare the two builds)
 # Output: a table on stdout, every driver report and summary.json under $OUT.
 set -euo pipefail
 
@@ -32,6 +36,7 @@ CONNS=${CONNS:-32}
 C1_DURATION=${C1_DURATION:-5s}
 WARMUP=${WARMUP:-1s}
 ONLY=${ONLY:-}
+BASE_BIN=${BASE_BIN:-}
 QUIET_PCT=${QUIET_PCT:-10}
 QUIET_WAIT=${QUIET_WAIT:-180}
 FOREIGN_MAX_PCT=${FOREIGN_MAX_PCT:-10}
@@ -79,12 +84,17 @@ start_server actix 3201 "$ACTIX_BIN" 127.0.0.1:3201
 start_server rmcp 3202 "$RMCP_BIN" 127.0.0.1:3202
 start_server roundtrip 3203 env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_LOG=warn \
   "$RT_BIN" serve --listen 127.0.0.1:3203 --workers 1
+if [[ -n $BASE_BIN ]]; then
+  start_server base 3204 env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_LOG=warn \
+    "$BASE_BIN" serve --listen 127.0.0.1:3204 --workers 1
+fi
 sleep 1
 declare -A IDLE_KB=()
 for s in "${!PID[@]}"; do IDLE_KB[$s]=$(awk '$1=="VmRSS:" {print $2}' "/proc/${PID[$s]}/status"); done
 
 # ------------------------------------------------------------------ targets
 ALL_TARGETS=(actix-raw rmcp-json rt-echo rt-mrtr)
+[[ -z $BASE_BIN ]] || ALL_TARGETS+=(base-echo base-mrtr)
 TARGETS=()
 for t in "${ALL_TARGETS[@]}"; do [[ -z $ONLY || " $ONLY " == *" $t "* ]] && TARGETS+=("$t"); done
 # target_args NAME -> SERVER and ARGS (the driver's flags for it)
@@ -95,6 +105,8 @@ target_args() {
     rmcp-json) SERVER=rmcp;      ARGS=(--url http://127.0.0.1:3202/mcp --mode call --lenient-result-type) ;;
     rt-echo)   SERVER=roundtrip; ARGS=(--url http://127.0.0.1:3203/t/demo/mcp --key $KEY --mode call) ;;
     rt-mrtr)   SERVER=roundtrip; ARGS=(--url http://127.0.0.1:3203/t/demo/mcp --key $KEY --mode mrtr) ;;
+    base-echo) SERVER=base;      ARGS=(--url http://127.0.0.1:3204/t/demo/mcp --key $KEY --mode call) ;;
+    base-mrtr) SERVER=base;      ARGS=(--url http://127.0.0.1:3204/t/demo/mcp --key $KEY --mode mrtr) ;;
   esac
 }
 
@@ -179,6 +191,10 @@ for s in "${!PID[@]}"; do PEAK_KB[$s]=$(awk '$1=="VmHWM:" {print $2}' "/proc/${P
       rmcp_vs_actix_raw: ratio($rows | by("rmcp-json"); $rows | by("actix-raw")),
       echo_vs_rmcp: ratio($rows | by("rt-echo"); $rows | by("rmcp-json")),
       mrtr_vs_echo_requests: ratio($rows | by("rt-mrtr"); $rows | by("rt-echo")),
+      base_echo_vs_actix_raw: ratio($rows | by("base-echo"); $rows | by("actix-raw")),
+      base_mrtr_vs_echo_requests: ratio($rows | by("base-mrtr"); $rows | by("base-echo")),
+      echo_vs_base_echo: ratio($rows | by("rt-echo"); $rows | by("base-echo")),
+      mrtr_vs_base_mrtr: ratio($rows | by("rt-mrtr"); $rows | by("base-mrtr")),
       c1_p50_echo_vs_actix_raw: (if ($rows | by("rt-echo")) and ($rows | by("actix-raw"))
          then ($rows | by("rt-echo")).c1_p50_ms / ($rows | by("actix-raw")).c1_p50_ms else null end)
     } }' > "$OUT/summary.json"
@@ -191,6 +207,6 @@ jq -r '.targets[] | [.target, (.rps_median|round), (.runs|map(.rps|round)|join("
   awk -F'\t' 'BEGIN{printf "%-10s %8s %-22s %8s %8s %9s %8s %8s %8s %6s\n","target","req/s","per round","p50 ms","p99 ms","c1 p50","us/req","idle KB","peak KB","errors"}
               {printf "%-10s %8s %-22s %8.3f %8.3f %9.3f %8s %8s %8s %6s\n",$1,$2,$3,$4,$5,$6,$7,$8,$9,$10}'
 echo
-jq -r '.ratios | to_entries[] | "\(.key) = \(if .value == null then "n/a" else (.value * 1000 | round / 1000) end)"' "$OUT/summary.json"
+jq -r '.ratios | to_entries[] | select(.value != null) | "\(.key) = \(.value * 1000 | round / 1000)"' "$OUT/summary.json"
 jq -r '.targets[] | select(.target == "rt-echo") | "roundtrip idle RSS = \(.idle_rss_kb) KB"' "$OUT/summary.json"
 echo "(req/s of rt-mrtr counts both rounds; flows/s is half of it. us/req = server CPU per request, user+system.)"

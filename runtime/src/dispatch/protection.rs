@@ -5,6 +5,7 @@
 //! Every failure to open maps to the one fixed `-32602`; the reason is logged here and never
 //! sent.
 
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -24,7 +25,7 @@ pub(crate) enum Protection {
         policy: SealPolicy,
         ring: Arc<KeyRing>,
         /// Told when the ring's active key has sealed enough to be rotated.
-        rotation: Recipient<Rotate>,
+        rotation: Rc<Recipient<Rotate>>,
     },
 }
 
@@ -45,7 +46,7 @@ impl Protection {
         policy: &SealPolicy,
         settings: &TenantSettings,
         ring: Arc<KeyRing>,
-        rotation: Recipient<Rotate>,
+        rotation: Rc<Recipient<Rotate>>,
     ) -> Protection {
         let mut policy = policy.clone();
         if let Some(ttl) = settings.state_ttl {

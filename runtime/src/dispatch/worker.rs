@@ -12,7 +12,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Poll;
 
-use actix::Addr;
+use actix::{Addr, Recipient};
 use futures_util::future::Either;
 
 use super::call::Call;
@@ -22,7 +22,7 @@ use super::protection::Protection;
 use super::reply::Reply;
 use super::stamp;
 use crate::protocol::McpError;
-use crate::sealing::{EnsureTenant, KeyManager, KeyRings, SetTenantGrace};
+use crate::sealing::{EnsureTenant, KeyManager, KeyRings, Rotate, SetTenantGrace};
 
 /// What a sealing worker starts with: the KeyManager (rings of tenants created later,
 /// rotation, updates) and the rings current at start-up.
@@ -53,6 +53,10 @@ struct Shared {
     config: Arc<RuntimeConfig>,
     /// `None` when this worker does not seal.
     key_manager: Option<Addr<KeyManager>>,
+    /// Where a sealed request asks for a rotation: made once, shared by every request's
+    /// protection (cloning an actix address per request cost two allocations and three
+    /// atomic operations).
+    rotation: Option<Rc<Recipient<Rotate>>>,
     /// The policy view: every tenant's key ring, as the KeyManager last pushed it.
     rings: RefCell<KeyRings>,
 }
@@ -64,9 +68,13 @@ impl WorkerState {
             Some(k) => (Some(k.key_manager), k.rings),
             None => (None, KeyRings::default()),
         };
+        let rotation = key_manager
+            .as_ref()
+            .map(|km| Rc::new(km.clone().recipient()));
         Self(Rc::new(Shared {
             config,
             key_manager,
+            rotation,
             rings: RefCell::new(rings),
         }))
     }
@@ -87,8 +95,7 @@ impl WorkerState {
         if !stamp::may_require_input(&call.request.method) {
             return Some(Protection::PassThrough);
         }
-        let (Some(policy), Some(key_manager)) = (&self.0.config.sealing, &self.0.key_manager)
-        else {
+        let (Some(policy), Some(rotation)) = (&self.0.config.sealing, &self.0.rotation) else {
             return Some(Protection::PassThrough);
         };
         let ring = self.0.rings.borrow().get(call.tenant.slug())?.clone();
@@ -96,7 +103,7 @@ impl WorkerState {
             policy,
             call.view.settings(),
             ring,
-            key_manager.clone().recipient(),
+            rotation.clone(),
         ))
     }
 
@@ -140,8 +147,9 @@ impl WorkerState {
             )),
             None => {
                 let key_manager = self.0.key_manager.clone();
+                let rotation = self.0.rotation.clone();
                 Either::Right(on_its_own_task(async move {
-                    match fetch_ring(key_manager, &call, &config).await {
+                    match fetch_ring(key_manager.zip(rotation), &call, &config).await {
                         Some(protection) => dispatch(call, protection, config).await,
                         None if call.cancel.is_cancelled() => Reply::Cancelled,
                         None => Reply::Error(McpError::internal(
@@ -208,12 +216,12 @@ async fn after_the_ready_tasks() {
 /// staying. The tenant's own state lifetime becomes its rotation grace first. The
 /// KeyManager pushes the new ring to every worker's Dispatcher as well.
 async fn fetch_ring(
-    key_manager: Option<Addr<KeyManager>>,
+    keys: Option<(Addr<KeyManager>, Rc<Recipient<Rotate>>)>,
     call: &Call,
     config: &RuntimeConfig,
 ) -> Option<Protection> {
     let policy = config.sealing.as_ref()?;
-    let key_manager = key_manager?;
+    let (key_manager, rotation) = keys?;
     let slug = call.tenant.slug();
     let settings = call.view.settings();
     if let Some(ttl) = settings.state_ttl {
@@ -232,10 +240,5 @@ async fn fetch_ring(
         _ = call.cancel.cancelled() => return None,
         ring = ensure => ring.ok()?.ok()?,
     };
-    Some(Protection::sealed(
-        policy,
-        settings,
-        ring,
-        key_manager.recipient(),
-    ))
+    Some(Protection::sealed(policy, settings, ring, rotation))
 }
