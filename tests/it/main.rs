@@ -6,6 +6,7 @@
 mod support;
 
 mod bench_driver;
+mod client;
 mod discovery;
 mod envelope;
 mod errors;
