@@ -201,5 +201,7 @@ pub(crate) async fn initialize(session: &Session) -> Result<(), Error> {
         server_info: init.server_info,
         instructions: init.instructions,
     });
-    session.notify("notifications/initialized", None).await
+    session.notify("notifications/initialized", None).await?;
+    session.transport.initialized(version).await;
+    Ok(())
 }

@@ -9,7 +9,7 @@
 //! the request (`StreamEnded`). The client never opens the optional standalone GET stream of
 //! a legacy session.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::stream::{BoxStream, FuturesUnordered};
@@ -24,6 +24,7 @@ use crate::error::Error;
 use crate::handler::{Handlers, InputContext};
 use crate::protocol::headers;
 use crate::protocol::jsonrpc::{self, Incoming, RequestId};
+use crate::protocol::version::ProtocolVersion;
 use crate::protocol::Malformed;
 
 /// How long to wait before resuming a stream whose server named no `retry`.
@@ -44,12 +45,20 @@ pub(crate) struct HttpOptions {
 /// A Streamable HTTP endpoint.
 #[derive(Debug)]
 pub(crate) struct Http {
+    endpoint: Arc<Endpoint>,
+    handlers: Handlers,
+    /// The legacy session's standalone GET stream, while it is open.
+    listening: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// Where requests go and what each carries: shared with the standalone stream's task.
+#[derive(Debug)]
+struct Endpoint {
     client: reqwest::Client,
     url: Url,
     extra: HeaderMap,
     /// The legacy session's `Mcp-Session-Id`, once `initialize` named one.
     session: Mutex<Option<HeaderValue>>,
-    handlers: Handlers,
 }
 
 type Events = BoxStream<'static, Result<Event, reqwest::Error>>;
@@ -77,19 +86,83 @@ impl Http {
             source,
         })?;
         Ok(Self {
-            client,
-            url,
-            extra,
-            session: Mutex::new(None),
+            endpoint: Arc::new(Endpoint {
+                client,
+                url,
+                extra,
+                session: Mutex::new(None),
+            }),
             handlers,
+            listening: Mutex::new(None),
         })
     }
 
     /// The endpoint.
     pub(crate) fn url(&self) -> &Url {
-        &self.url
+        &self.endpoint.url
     }
 
+    pub(crate) async fn request(&self, out: &Outgoing) -> Result<Answer, Error> {
+        self.endpoint.request(out, &self.handlers).await
+    }
+
+    pub(crate) async fn notify(
+        &self,
+        method: &str,
+        message: Value,
+        mcp: &[(String, String)],
+    ) -> Result<(), Error> {
+        self.endpoint.notify(method, message, mcp).await
+    }
+
+    /// Opens the legacy session's standalone GET stream, on which a server sends what
+    /// belongs to no request: notifications, and (older servers) requests of its own. A
+    /// server that offers none (405) is fine. Returns once the stream is open, so that a
+    /// request sent next finds it there.
+    pub(crate) async fn listen(&self, version: ProtocolVersion) {
+        let Some(events) = self.endpoint.open_stream(version).await else {
+            return;
+        };
+        let endpoint = self.endpoint.clone();
+        let task = tokio::spawn(listen(endpoint, self.handlers.clone(), events, version));
+        if let Some(old) = self
+            .listening
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .replace(task)
+        {
+            old.abort();
+        }
+    }
+
+    /// Ends a legacy session (DELETE); a server that does not allow it (405) is fine.
+    pub(crate) async fn close(&self) {
+        if let Some(task) = self
+            .listening
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            task.abort();
+        }
+        self.endpoint.close().await;
+    }
+}
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        if let Some(task) = self
+            .listening
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+        {
+            task.abort();
+        }
+    }
+}
+
+impl Endpoint {
     fn session(&self) -> Option<HeaderValue> {
         self.session
             .lock()
@@ -151,7 +224,7 @@ impl Http {
         })
     }
 
-    pub(crate) async fn request(&self, out: &Outgoing) -> Result<Answer, Error> {
+    async fn request(&self, out: &Outgoing, handlers: &Handlers) -> Result<Answer, Error> {
         let response = self.post(&out.method, &out.message, &out.headers).await?;
         if let Some(refused) = Self::refused(&out.method, &response) {
             return Err(refused);
@@ -163,7 +236,7 @@ impl Http {
         }
         if is_event_stream(&response) {
             let events = events(response);
-            return self.read_stream(events, out).await;
+            return self.read_stream(events, out, handlers).await;
         }
         let status = response.status();
         let body = response
@@ -188,7 +261,12 @@ impl Http {
 
     /// Reads a request's SSE stream until its response, answering the server's requests and
     /// resuming the stream where the server allows it.
-    async fn read_stream(&self, mut events: Events, out: &Outgoing) -> Result<Answer, Error> {
+    async fn read_stream(
+        &self,
+        mut events: Events,
+        out: &Outgoing,
+        handlers: &Handlers,
+    ) -> Result<Answer, Error> {
         let mut answering = FuturesUnordered::new();
         let mut last_id: Option<String> = None;
         let mut retry = DEFAULT_RETRY;
@@ -246,9 +324,17 @@ impl Http {
                     tracing::debug!(?id, "a response for another request on the stream");
                 }
                 Incoming::Request { id, method, params } => {
-                    answering.push(self.answer_server(id, method, params, &out.context, out));
+                    let version = protocol_version(&out.headers);
+                    answering.push(self.answer_server(
+                        handlers,
+                        id,
+                        method,
+                        params,
+                        &out.context,
+                        version,
+                    ));
                 }
-                Incoming::Notification { method, params } => self.handlers.notified(method, params),
+                Incoming::Notification { method, params } => handlers.notified(method, params),
             }
         }
     }
@@ -262,10 +348,8 @@ impl Http {
             .headers(self.extra.clone())
             .header(ACCEPT, "text/event-stream")
             .header("last-event-id", last_id);
-        for (name, value) in &out.headers {
-            if name == headers::PROTOCOL_VERSION {
-                request = request.header(name.as_str(), value.as_str());
-            }
+        for (name, value) in protocol_version(&out.headers) {
+            request = request.header(name, value);
         }
         if let Some(session) = self.session() {
             request = request.header(headers::SESSION_ID, session);
@@ -289,19 +373,14 @@ impl Http {
     /// Answers a legacy server's request with the handlers and POSTs the answer back.
     async fn answer_server(
         &self,
+        handlers: &Handlers,
         id: RequestId,
         method: String,
         params: Option<Value>,
         context: &InputContext,
-        out: &Outgoing,
+        version: Vec<(String, String)>,
     ) {
-        let outcome = serve(&self.handlers, &method, params, context).await;
-        let version: Vec<(String, String)> = out
-            .headers
-            .iter()
-            .filter(|(name, _)| name == headers::PROTOCOL_VERSION)
-            .cloned()
-            .collect();
+        let outcome = serve(handlers, &method, params, context).await;
         let answer = jsonrpc::response(&id, outcome);
         match self.post(&method, &answer, &version).await {
             Ok(r) if r.status().is_success() => {}
@@ -312,7 +391,7 @@ impl Http {
         }
     }
 
-    pub(crate) async fn notify(
+    async fn notify(
         &self,
         method: &str,
         message: Value,
@@ -332,8 +411,7 @@ impl Http {
         }
     }
 
-    /// Ends a legacy session (DELETE); a server that does not allow it (405) is fine.
-    pub(crate) async fn close(&self) {
+    async fn close(&self) {
         let Some(session) = self
             .session
             .lock()
@@ -351,6 +429,83 @@ impl Http {
             .await;
         if let Err(e) = result {
             tracing::debug!(error = %e, "DELETE of the session failed");
+        }
+    }
+}
+
+/// The `MCP-Protocol-Version` header among `mcp`, for the requests that carry only it.
+fn protocol_version(mcp: &[(String, String)]) -> Vec<(String, String)> {
+    mcp.iter()
+        .filter(|(name, _)| name == headers::PROTOCOL_VERSION)
+        .cloned()
+        .collect()
+}
+
+impl Endpoint {
+    /// The standalone GET stream, if the server offers one.
+    async fn open_stream(&self, version: ProtocolVersion) -> Option<Events> {
+        let mut request = self
+            .client
+            .get(self.url.clone())
+            .headers(self.extra.clone())
+            .header(ACCEPT, "text/event-stream")
+            .header(headers::PROTOCOL_VERSION, version.as_str());
+        if let Some(session) = self.session() {
+            request = request.header(headers::SESSION_ID, session);
+        }
+        match request.send().await {
+            Ok(r) if r.status().is_success() && is_event_stream(&r) => Some(events(r)),
+            Ok(r) => {
+                tracing::debug!(status = r.status().as_u16(), "no standalone stream");
+                None
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "the standalone stream failed to open");
+                None
+            }
+        }
+    }
+}
+
+/// The standalone stream's task: answers the server's requests, hands notifications to the
+/// sink, and ends with the stream (it is not reopened).
+async fn listen(
+    endpoint: Arc<Endpoint>,
+    handlers: Handlers,
+    mut events: Events,
+    version: ProtocolVersion,
+) {
+    const METHOD: &str = "GET stream";
+    let context = InputContext::default();
+    let version = vec![(
+        headers::PROTOCOL_VERSION.to_owned(),
+        version.as_str().to_owned(),
+    )];
+    let mut answering = FuturesUnordered::new();
+    loop {
+        let event = tokio::select! {
+            event = events.next() => event,
+            Some(()) = answering.next(), if !answering.is_empty() => continue,
+        };
+        let Some(Ok(event)) = event else {
+            // The stream is over; the answers already begun still go out.
+            while answering.next().await.is_some() {}
+            return;
+        };
+        let message = serde_json::from_str::<Value>(&event.data)
+            .ok()
+            .map(Incoming::parse);
+        match message {
+            Some(Ok(Incoming::Request { id, method, params })) => answering.push(
+                endpoint.answer_server(&handlers, id, method, params, &context, version.clone()),
+            ),
+            Some(Ok(Incoming::Notification { method, params })) => {
+                handlers.notified(method, params)
+            }
+            Some(_) if !event.data.trim().is_empty() => {
+                tracing::debug!(METHOD, data = %event.data, "ignored on the standalone stream")
+            }
+            _ => {}
         }
     }
 }

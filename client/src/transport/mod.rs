@@ -61,6 +61,13 @@ impl Transport {
         }
     }
 
+    /// A legacy session began at `version`: on HTTP, open its standalone GET stream.
+    pub(crate) async fn initialized(&self, version: crate::protocol::version::ProtocolVersion) {
+        if let Transport::Http(t) = self {
+            t.listen(version).await;
+        }
+    }
+
     pub(crate) fn is_stdio(&self) -> bool {
         matches!(self, Transport::Stdio(_))
     }

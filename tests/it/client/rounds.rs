@@ -370,6 +370,7 @@ async fn a_legacy_stream_that_ends_early_is_resumed_with_last_event_id_after_its
             Reply::result(seen, initialized("2025-11-25")).with_header("mcp-session-id", "s1")
         }
         ("POST", "tools/call") => Reply::sse("id: ev-1\nretry: 150\ndata: \n\n".into()),
+        ("GET", _) if seen.header("last-event-id").is_none() => Reply::empty(405),
         ("GET", _) => Reply::sse(format!(
             "id: ev-2\nevent: message\ndata: {}\n\n",
             json!({"jsonrpc": "2.0", "id": 2, "result": text_result("resumed")})
@@ -390,7 +391,8 @@ async fn a_legacy_stream_that_ends_early_is_resumed_with_last_event_id_after_its
     let seen = server.seen();
     let (post, get) = (
         seen.iter().find(|s| s.method() == "tools/call"),
-        seen.iter().find(|s| s.http == "GET"),
+        seen.iter()
+            .find(|s| s.http == "GET" && s.header("last-event-id").is_some()),
     );
     let (Some(post), Some(get)) = (post, get) else {
         panic!("a POST and a GET: {seen:?}")
@@ -402,4 +404,38 @@ async fn a_legacy_stream_that_ends_early_is_resumed_with_last_event_id_after_its
         get.at - post.at >= Duration::from_millis(150),
         "waited for the retry the server named"
     );
+}
+
+#[actix_web::test]
+async fn a_legacy_sessions_standalone_stream_is_opened_and_its_requests_answered() {
+    let server = Scripted::start(|seen| match (seen.http.as_str(), seen.method()) {
+        ("POST", "initialize") => {
+            Reply::result(seen, initialized("2025-11-25")).with_header("mcp-session-id", "s1")
+        }
+        ("GET", _) => Reply::sse(format!(
+            "data: {}\n\n",
+            json!({"jsonrpc": "2.0", "id": "srv-1", "method": "roots/list"})
+        )),
+        _ => Reply::empty(202),
+    })
+    .await;
+    let _client = answering(&Asked::default(), named("Ada"))
+        .era(EraChoice::Legacy)
+        .connect_http(&server.url)
+        .await
+        .expect("initializes");
+    let mut answer = None;
+    for _ in 0..200 {
+        answer = server.seen().into_iter().find(|s| s.body["id"] == "srv-1");
+        if answer.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let answer = answer.expect("the server's request on the GET stream is answered");
+    assert_eq!(
+        answer.body["result"]["roots"][0]["uri"],
+        super::answers::ROOT
+    );
+    assert_eq!(answer.header("mcp-session-id"), Some("s1"));
 }
