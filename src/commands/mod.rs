@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
 pub mod bench;
+pub mod conformance_client;
 pub mod serve;
 pub mod stdio;
