@@ -29,6 +29,9 @@ use crate::protocol::Malformed;
 
 /// How long to wait before resuming a stream whose server named no `retry`.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// How long a legacy session's standalone GET stream may take to answer before the client
+/// goes on without it.
+const STREAM_OPEN_TIMEOUT: Duration = Duration::from_secs(5);
 /// Resumptions in a row that bring no event before the request is given up.
 const MAX_IDLE_RESUMPTIONS: u32 = 3;
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -137,28 +140,25 @@ impl Http {
 
     /// Ends a legacy session (DELETE); a server that does not allow it (405) is fine.
     pub(crate) async fn close(&self) {
-        if let Some(task) = self
+        self.stop_listening();
+        self.endpoint.close().await;
+    }
+
+    fn stop_listening(&self) {
+        let task = self
             .listening
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
+            .take();
+        if let Some(task) = task {
             task.abort();
         }
-        self.endpoint.close().await;
     }
 }
 
 impl Drop for Http {
     fn drop(&mut self) {
-        if let Some(task) = self
-            .listening
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take()
-        {
-            task.abort();
-        }
+        self.stop_listening();
     }
 }
 
@@ -453,7 +453,11 @@ impl Endpoint {
         if let Some(session) = self.session() {
             request = request.header(headers::SESSION_ID, session);
         }
-        match request.send().await {
+        let Ok(sent) = tokio::time::timeout(STREAM_OPEN_TIMEOUT, request.send()).await else {
+            tracing::debug!("the standalone stream did not answer in time");
+            return None;
+        };
+        match sent {
             Ok(r) if r.status().is_success() && is_event_stream(&r) => Some(events(r)),
             Ok(r) => {
                 tracing::debug!(status = r.status().as_u16(), "no standalone stream");
