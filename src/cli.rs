@@ -34,6 +34,9 @@ pub enum Command {
     /// One JSON-RPC message per line. Modern requests carry the _meta envelope; a legacy
     /// client begins with initialize. Logs go to stderr.
     Stdio(StdioArgs),
+    /// The client the official conformance suite launches (`conformance client --command`):
+    /// connects to URL, lists the tools and calls them, answering every input request.
+    ConformanceClient(ConformanceClientArgs),
     /// Drive concurrent clients against an MCP endpoint; report throughput, latency
     /// percentiles, errors and the server's memory (see BENCHMARKS.md).
     Bench(BenchArgs),
@@ -75,6 +78,26 @@ pub struct AnswerArgs {
     /// How long --sampling-command may take for one request (30s, 2m) [default: 60s].
     #[arg(long, value_parser = parse_duration)]
     pub sampling_timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConformanceClientArgs {
+    /// The scenario's mock server (the suite appends it as the last argument).
+    pub url: String,
+
+    /// The scenario the suite runs.
+    #[arg(long, env = "MCP_CONFORMANCE_SCENARIO")]
+    pub scenario: Option<String>,
+
+    /// The protocol revision of the scenario: 2026-07-28 speaks the modern era,
+    /// an earlier one begins with initialize; absent, the era is detected.
+    #[arg(long, env = "MCP_CONFORMANCE_PROTOCOL_VERSION")]
+    pub protocol_version: Option<String>,
+
+    /// The scenario's context, JSON; its `toolCalls` (`[{name, arguments}]`) are the calls
+    /// to make instead of calling every listed tool.
+    #[arg(long, env = "MCP_CONFORMANCE_CONTEXT")]
+    pub context: Option<String>,
 }
 
 #[derive(Debug, Args)]

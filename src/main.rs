@@ -19,6 +19,7 @@ fn main() -> std::process::ExitCode {
         // A client of some server: no server configuration, no logging set-up.
         Command::Bench(args) => return commands::bench::run(args),
         Command::AnswerInput(args) => Ok(commands::answer_input::run(args)),
+        Command::ConformanceClient(args) => return commands::conformance_client::run(args),
         Command::Serve(args) => {
             configure(&cli, |c| Ok(c.with_serve_args(args)?)).map(commands::serve::run)
         }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance) against a freshly
-# started `roundtrip serve`, tenant `conformance`. See tests/conformance/README.md.
+# started `roundtrip serve`, tenant `conformance` (server leg), and against
+# `roundtrip conformance-client` (client leg, in a private network namespace).
+# See tests/conformance/README.md.
 #
 # Usage: tests/conformance/run.sh [--install-only]
 #
 # Environment:
 #   ROUNDTRIP_CACHE              cache root (default: <repo>/.cache); tools go to $ROUNDTRIP_CACHE/conformance
-#   ROUNDTRIP_BIN                server binary to test (default: build target/release/roundtrip)
+#   ROUNDTRIP_BIN                binary to test, server and client (default: build target/release/roundtrip)
 #   ROUNDTRIP_CONFORMANCE_OUT    results directory (default: a new mktemp dir, kept after the run)
 #   ROUNDTRIP_CONFORMANCE_TIMEOUT per-scenario timeout in ms (default: the suite's, 30000)
 set -euo pipefail
@@ -28,20 +30,8 @@ SUITE_PKG="$SUITE_DIR/node_modules/@modelcontextprotocol/conformance"
 log() { printf '==> %s\n' "$*" >&2; }
 die() { printf 'run.sh: error: %s\n' "$*" >&2; exit 2; }
 
-# Version recorded in an installed package's package.json ("" if absent).
-installed_version() {
-  local pj="$1/package.json"
-  [[ -f "$pj" ]] || return 0
-  sed -n 's/^[[:space:]]*"version":[[:space:]]*"\([^"]*\)".*/\1/p' "$pj" | head -n1
-}
-
-# npm_install DIR PACKAGE@VERSION: private npm project in DIR holding exactly that package.
-npm_install() {
-  local dir="$1" spec="$2"
-  mkdir -p "$dir"
-  [[ -f "$dir/package.json" ]] || printf '{"name":"roundtrip-conformance-tools","private":true}\n' >"$dir/package.json"
-  (cd "$dir" && npm install --no-audit --no-fund --save-exact --loglevel=error "$spec" >&2)
-}
+# installed_version, npm_install
+source "$REPO/tests/npm-packages.sh"
 
 install_tools() {
   command -v npm >/dev/null || die "npm is needed to install the conformance tools"
@@ -63,6 +53,18 @@ install_tools() {
   SUITE_CLI="$SUITE_PKG/$bin"
   [[ -f "$SUITE_CLI" ]] || die "conformance CLI not found at $SUITE_CLI"
   [[ "$(conformance --version)" == "$SUITE_VERSION" ]] || die "unexpected conformance version: $(conformance --version)"
+}
+
+# The roundtrip binary under test, built unless ROUNDTRIP_BIN names one: sets BIN.
+roundtrip_bin() {
+  local bin="${ROUNDTRIP_BIN:-}"
+  if [[ -z "$bin" ]]; then
+    log "building roundtrip (cargo build --release --bin roundtrip)"
+    (cd "$REPO" && cargo build --release --bin roundtrip)
+    bin="$REPO/target/release/roundtrip"
+  fi
+  [[ -x "$bin" ]] || die "roundtrip binary not executable: $bin"
+  BIN=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 }
 
 # The suite's CLI, always under Node 22.
@@ -96,15 +98,7 @@ http_ok() {
 }
 
 start_server() {
-  local bin="${ROUNDTRIP_BIN:-}"
-  if [[ -z "$bin" ]]; then
-    log "building roundtrip (cargo build --release --bin roundtrip)"
-    (cd "$REPO" && cargo build --release --bin roundtrip)
-    bin="$REPO/target/release/roundtrip"
-  fi
-  [[ -x "$bin" ]] || die "server binary not executable: $bin"
-  bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
-
+  local bin="$BIN"
   PORT=$(free_port)
   SERVER_WORKDIR=$(mktemp -d "${TMPDIR:-/tmp}/roundtrip-conformance-srv.XXXXXX")
   BASE_URL="http://127.0.0.1:$PORT"
@@ -217,6 +211,47 @@ run_requirements() {
   fi
 }
 
+# Scenarios a revision scores (client leg), without the OAuth ones.
+scored_client_scenarios() {
+  conformance list --requirements "$1" --client | sed 's/\x1b\[[0-9;]*m//g' |
+    awk '/^Client scenarios/ {on=1; next} /^[^ ]/ {on=0} on && /^  - / && $2 !~ /^auth\// {print $2}'
+}
+
+# run_client_requirements REV: the client scenarios revision REV scores, run by the suite's mock
+# servers against `roundtrip conformance-client`, judged against the `client:` section of
+# tests/conformance/expected-failures-REV.yml (the OAuth scenarios, until the client has OAuth).
+# The mock servers listen on every interface, so the suite runs in a private network
+# namespace where only loopback exists (`unshare -rn`, as an unprivileged user).
+run_client_requirements() {
+  local rev="$1" baseline="$HERE/expected-failures-$1.yml" dir="$OUT/client-$1" rc=0
+  rm -rf "$dir" && mkdir -p "$dir"
+  log "conformance client --requirements $rev --expected-failures ${baseline#"$REPO"/} (in unshare -rn)"
+  PATH="$(dirname "$NODE"):$PATH" unshare -rn sh -c 'ip link set lo up && exec "$@"' sh \
+    "$NODE" "$SUITE_CLI" client --command "$BIN conformance-client" --requirements "$rev" \
+    --expected-failures "$baseline" -o "$dir" "${TIMEOUT_ARGS[@]}" 2>&1 | tee "$dir/output.txt" || rc=$?
+
+  local scored name f w clean=0 failing=() missing=()
+  scored=$(scored_client_scenarios "$rev")
+  declare -A seen=()
+  while read -r name f w; do
+    grep -qxF "$name" <<<"$scored" || continue
+    seen[$name]=1
+    if ((f > 0 || w > 0)); then failing+=("$name"); else clean=$((clean + 1)); fi
+  done < <(check_counts "$dir")
+  while read -r name; do
+    [[ -z "$name" || -n "${seen[$name]:-}" ]] || missing+=("$name")
+  done <<<"$scored"
+  local detail="non-auth scored: $clean/$(grep -c . <<<"$scored") clean"
+  ((${#failing[@]} == 0)) || detail+="; FAILURE or WARNING in: ${failing[*]}"
+  ((${#missing[@]} == 0)) || detail+="; no result for: ${missing[*]}"
+  if ((rc == 0 && ${#failing[@]} == 0 && ${#missing[@]} == 0)); then
+    record OK "client requirements $rev" "$detail"
+  else
+    record FAIL "client requirements $rev (exit $rc)" "$detail; see $dir/output.txt"
+    baseline_verdict "client requirements $rev" "$(sed 's/\x1b\[[0-9;]*m//g' "$dir/output.txt")"
+  fi
+}
+
 # run_scenario NAME SPEC_VERSION BASELINE: one scenario on its own, so that it is judged even
 # where it is not scored in --requirements mode. Any FAILURE check fails it, unless BASELINE
 # lists the scenario (or one of its checks): then the suite judges it against that baseline.
@@ -258,6 +293,7 @@ main() {
   OUT="${ROUNDTRIP_CONFORMANCE_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/roundtrip-conformance.XXXXXX")}"
   mkdir -p "$OUT"
   OUT=$(cd "$OUT" && pwd)
+  roundtrip_bin
   start_server
 
   # One line per protocol revision; each needs tests/conformance/expected-failures-REV.yml.
@@ -275,6 +311,12 @@ main() {
   if ! kill -0 "$SERVER_PID" 2>/dev/null; then
     record FAIL "server process" "exited during the run; see $SERVER_LOG"
   fi
+
+  # The client leg: the scenarios' own mock servers, so no server of ours is involved.
+  command -v unshare >/dev/null && command -v ip >/dev/null ||
+    die "the client leg needs unshare and ip (util-linux, iproute2)"
+  run_client_requirements 2026-07-28
+  run_client_requirements 2025-11-25
 
   printf '\n=== roundtrip conformance summary (suite %s, node %s) ===\n' "$SUITE_VERSION" "$NODE_VERSION"
   printf '%s\n' "${SUMMARY[@]}"

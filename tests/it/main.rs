@@ -8,6 +8,7 @@ mod support;
 
 mod answers;
 mod bench_driver;
+mod client;
 mod discovery;
 mod envelope;
 mod errors;

@@ -1,0 +1,207 @@
+//! Deciding a server's era (protocol §4.5), once per connection.
+//!
+//! `auto` probes `server/discover` at our newest modern version:
+//! - a discover result that lists a modern version we speak: modern, at that version;
+//! - a -32022 naming a version we share: one more probe, at that version;
+//! - any other JSON-RPC error, a discover result sharing no modern version, or no result at
+//!   all (an empty or non-JSON-RPC body, HTTP 400/404/405 without one): legacy, `initialize`;
+//! - 401 and 403 are errors and decide nothing; so is a network error, or any other HTTP
+//!   status without a JSON-RPC body;
+//! - on stdio, a probe the server leaves unanswered for the probe timeout: legacy.
+//!
+//! On HTTP the outcome is cached for the process, per origin and path, so the next client of
+//! the same endpoint skips the probe. This is the crate's one global: a map behind a mutex,
+//! written only by a successful detection. Forcing an era skips both probe and cache.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::Error;
+use crate::handler::InputContext;
+use crate::protocol::jsonrpc::RpcError;
+use crate::protocol::parse;
+use crate::protocol::results::{DiscoverResult, InitializeResult};
+use crate::protocol::version::{Era, ProtocolVersion};
+use crate::session::{ServerInfo, Session, Wire};
+
+/// The era each HTTP endpoint was found to speak, by origin and path.
+static ERAS: LazyLock<Mutex<HashMap<String, (Era, ProtocolVersion)>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The cached era of the endpoint `key`.
+pub(crate) fn cached(key: &str) -> Option<(Era, ProtocolVersion)> {
+    ERAS.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(key)
+        .copied()
+}
+
+fn remember(key: &str, era: Era, version: ProtocolVersion) {
+    ERAS.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key.to_owned(), (era, version));
+}
+
+/// The cache key of an HTTP endpoint: its origin and path, without query or fragment.
+pub(crate) fn cache_key(url: &reqwest::Url) -> String {
+    let host = url.host_str().unwrap_or_default();
+    let port = url.port_or_known_default().unwrap_or_default();
+    format!("{}://{host}:{port}{}", url.scheme(), url.path())
+}
+
+/// What a probe found.
+#[derive(Debug)]
+enum Probed {
+    Modern(ProtocolVersion, Box<DiscoverResult>),
+    Legacy,
+}
+
+/// Probes, then sets the connection up in the era found: modern needs nothing more, legacy
+/// runs `initialize`. `cache`: the HTTP endpoint's key.
+pub(crate) async fn detect(
+    session: &Session,
+    cache: Option<&str>,
+    probe_timeout: Duration,
+) -> Result<(), Error> {
+    if let Some((era, version)) = cache.and_then(cached) {
+        return match era {
+            Era::Modern => {
+                modern(session, version, None);
+                Ok(())
+            }
+            Era::Legacy => initialize(session).await,
+        };
+    }
+    match probe(session, probe_timeout).await? {
+        Probed::Modern(version, discovered) => {
+            modern(session, version, Some(*discovered));
+            if let Some(key) = cache {
+                remember(key, Era::Modern, version);
+            }
+            Ok(())
+        }
+        Probed::Legacy => {
+            initialize(session).await?;
+            if let (Some(key), Some(server)) = (cache, session.server()) {
+                remember(key, Era::Legacy, server.protocol_version);
+            }
+            Ok(())
+        }
+    }
+}
+
+async fn probe(session: &Session, probe_timeout: Duration) -> Result<Probed, Error> {
+    let mut version = ProtocolVersion::MODERN[0];
+    let mut reprobed = false;
+    let context = InputContext::default();
+    loop {
+        let exchange = session.exchange(
+            Wire::Modern(version),
+            "server/discover",
+            Map::new(),
+            &context,
+        );
+        let answer = if session.transport.is_stdio() {
+            match tokio::time::timeout(probe_timeout, exchange).await {
+                Ok(answer) => answer,
+                Err(_) => return Ok(Probed::Legacy),
+            }
+        } else {
+            exchange.await
+        };
+        match answer {
+            Ok(Ok(result)) => {
+                let Ok(discovered) = parse::<Map<String, Value>>("a discover result", result)
+                    .and_then(DiscoverResult::parse)
+                else {
+                    return Ok(Probed::Legacy);
+                };
+                let shared = ProtocolVersion::shared_modern(
+                    discovered.supported_versions.iter().map(String::as_str),
+                );
+                return Ok(match shared {
+                    Some(v) => Probed::Modern(v, Box::new(discovered)),
+                    None => Probed::Legacy,
+                });
+            }
+            Ok(Err(e)) if e.code == RpcError::UNSUPPORTED_PROTOCOL_VERSION && !reprobed => {
+                match ProtocolVersion::shared_modern(e.supported_versions()) {
+                    Some(v) => {
+                        version = v;
+                        reprobed = true;
+                    }
+                    None => return Ok(Probed::Legacy),
+                }
+            }
+            Ok(Err(_)) => return Ok(Probed::Legacy),
+            Err(Error::Http {
+                status: 400 | 404 | 405,
+                ..
+            }) => return Ok(Probed::Legacy),
+            Err(Error::Malformed { .. } | Error::StreamEnded { .. }) => return Ok(Probed::Legacy),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Sets the connection up as modern at `version`.
+pub(crate) fn modern(
+    session: &Session,
+    version: ProtocolVersion,
+    discovered: Option<DiscoverResult>,
+) {
+    let (capabilities, server_info, instructions) = match discovered {
+        Some(d) => (Some(d.capabilities), d.server_info, d.instructions),
+        None => (None, None, None),
+    };
+    session.set_server(ServerInfo {
+        era: Era::Modern,
+        protocol_version: version,
+        capabilities,
+        server_info,
+        instructions,
+    });
+}
+
+/// The legacy handshake: `initialize` asking for our newest legacy version, then
+/// `notifications/initialized`. A version the server answers with that we do not speak is
+/// [`Error::NoSharedVersion`].
+pub(crate) async fn initialize(session: &Session) -> Result<(), Error> {
+    const METHOD: &str = "initialize";
+    let params = json!({
+        "protocolVersion": ProtocolVersion::LEGACY[0].as_str(),
+        "capabilities": session.handlers.capabilities(),
+        "clientInfo": session.client_info(),
+    });
+    let params = params.as_object().cloned().unwrap_or_default();
+    let answer = session
+        .exchange(Wire::Legacy(None), METHOD, params, &InputContext::default())
+        .await?;
+    let result = answer.map_err(|error| Error::Rpc {
+        method: METHOD.into(),
+        error,
+    })?;
+    let init: InitializeResult =
+        parse("an initialize result", result).map_err(|source| Error::Malformed {
+            method: METHOD.into(),
+            source,
+        })?;
+    let version = ProtocolVersion::parse(&init.protocol_version)
+        .filter(|v| v.era() == Era::Legacy)
+        .ok_or_else(|| Error::NoSharedVersion {
+            offered: vec![init.protocol_version.clone()],
+        })?;
+    session.set_server(ServerInfo {
+        era: Era::Legacy,
+        protocol_version: version,
+        capabilities: Some(init.capabilities),
+        server_info: init.server_info,
+        instructions: init.instructions,
+    });
+    session.notify("notifications/initialized", None).await?;
+    session.transport.initialized(version).await;
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! stdio: the server is a child process; one JSON-RPC message per line on its stdin and
+//! stdout. Its stderr is left to the caller's `Command` (inherited by default).
+//!
+//! A reader task owns stdout: it hands each response to the request waiting for it, gives
+//! notifications to the sink, and answers a legacy server's own requests with the handlers.
+//! Nothing on the wire ties such a request to one of ours (SEP-2260 on stdio is timing), so
+//! the handler is told the originating call only when exactly one is pending. When stdout
+//! ends, every pending request fails with `Closed`.
+
+use std::collections::HashMap;
+use std::process::Stdio as Piped;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::oneshot;
+
+use super::{serve, Answer, Outgoing};
+use crate::error::Error;
+use crate::handler::{Handlers, InputContext};
+use crate::protocol::jsonrpc::{self, Incoming, RequestId};
+
+/// Requests waiting for their answer.
+#[derive(Debug, Default)]
+struct Pending {
+    waiting: HashMap<RequestId, (oneshot::Sender<Answer>, InputContext)>,
+    /// stdout ended: nothing more will be answered.
+    closed: bool,
+}
+
+type Shared = Arc<Mutex<Pending>>;
+
+fn lock(pending: &Shared) -> std::sync::MutexGuard<'_, Pending> {
+    pending.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A server running as a child process.
+#[derive(Debug)]
+pub(crate) struct Stdio {
+    child: tokio::sync::Mutex<Child>,
+    stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
+    pending: Shared,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl Stdio {
+    /// Starts `command` with piped stdin and stdout, and its reader task.
+    pub(crate) fn spawn(mut command: Command, handlers: Handlers) -> Result<Self, Error> {
+        let program = format!("{:?}", command.as_std().get_program());
+        command
+            .stdin(Piped::piped())
+            .stdout(Piped::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().map_err(|source| Error::Io {
+            what: format!("cannot start {program}"),
+            source,
+        })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(Error::Io {
+                what: format!("{program} has no stdin or stdout"),
+                source: std::io::Error::other("pipes not available"),
+            });
+        };
+        let stdin = Arc::new(tokio::sync::Mutex::new(Some(stdin)));
+        let pending = Shared::default();
+        let reader = tokio::spawn(read(stdout, pending.clone(), stdin.clone(), handlers));
+        Ok(Self {
+            child: tokio::sync::Mutex::new(child),
+            stdin,
+            pending,
+            reader,
+        })
+    }
+
+    pub(crate) async fn request(&self, out: &Outgoing) -> Result<Answer, Error> {
+        let closed = || Error::Closed {
+            method: out.method.clone(),
+        };
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&self.pending);
+            if pending.closed {
+                return Err(closed());
+            }
+            pending
+                .waiting
+                .insert(out.id.clone(), (tx, out.context.clone()));
+        }
+        let _forget = Forget(&self.pending, &out.id);
+        write_line(&self.stdin, &out.message)
+            .await
+            .map_err(|_| closed())?;
+        rx.await.map_err(|_| closed())
+    }
+
+    pub(crate) async fn notify(&self, method: &str, message: Value) -> Result<(), Error> {
+        write_line(&self.stdin, &message)
+            .await
+            .map_err(|_| Error::Closed {
+                method: method.to_owned(),
+            })
+    }
+
+    /// Closes stdin (a server exits on EOF), then waits briefly for the child before
+    /// killing it.
+    pub(crate) async fn close(&self) {
+        self.stdin.lock().await.take();
+        let mut child = self.child.lock().await;
+        let exited = tokio::time::timeout(std::time::Duration::from_secs(2), child.wait()).await;
+        if exited.is_err() {
+            let _ = child.kill().await;
+        }
+    }
+}
+
+impl Drop for Stdio {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// Removes a request from the pending map when its future ends, answered or not.
+struct Forget<'a>(&'a Shared, &'a RequestId);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        lock(self.0).waiting.remove(self.1);
+    }
+}
+
+async fn write_line(
+    stdin: &tokio::sync::Mutex<Option<ChildStdin>>,
+    message: &Value,
+) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(message)?;
+    line.push(b'\n');
+    let mut stdin = stdin.lock().await;
+    let stdin = stdin
+        .as_mut()
+        .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::BrokenPipe))?;
+    stdin.write_all(&line).await?;
+    stdin.flush().await
+}
+
+/// The reader task: every line of the server's stdout.
+async fn read(
+    stdout: ChildStdout,
+    pending: Shared,
+    stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
+    handlers: Handlers,
+) {
+    let mut lines = BufReader::new(stdout).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message = match serde_json::from_str::<Value>(&line).map(Incoming::parse) {
+            Ok(Ok(message)) => message,
+            _ => {
+                tracing::warn!(%line, "not a JSON-RPC message on the server's stdout");
+                continue;
+            }
+        };
+        match message {
+            Incoming::Response {
+                id: Some(id),
+                outcome,
+            } => {
+                if let Some((tx, _)) = lock(&pending).waiting.remove(&id) {
+                    let _ = tx.send(outcome);
+                }
+            }
+            Incoming::Response { id: None, outcome } => {
+                tracing::warn!(?outcome, "a response without an id on stdout");
+            }
+            Incoming::Request { id, method, params } => {
+                let context = {
+                    let pending = lock(&pending);
+                    let mut waiting = pending.waiting.values();
+                    match (waiting.next(), waiting.next()) {
+                        (Some((_, only)), None) => only.clone(),
+                        _ => InputContext::default(),
+                    }
+                };
+                let (handlers, stdin) = (handlers.clone(), stdin.clone());
+                tokio::spawn(async move {
+                    let outcome = serve(&handlers, &method, params, &context).await;
+                    if let Err(e) = write_line(&stdin, &jsonrpc::response(&id, outcome)).await {
+                        tracing::warn!(%method, error = %e, "could not send our answer");
+                    }
+                });
+            }
+            Incoming::Notification { method, params } => handlers.notified(method, params),
+        }
+    }
+    let mut pending = lock(&pending);
+    pending.closed = true;
+    // Dropping the senders fails every waiting request with `Closed`.
+    pending.waiting.clear();
+}
