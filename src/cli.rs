@@ -40,23 +40,120 @@ pub enum Command {
     /// Drive concurrent clients against an MCP endpoint; report throughput, latency
     /// percentiles, errors and the server's memory (see BENCHMARKS.md).
     Bench(BenchArgs),
-    /// Answer one input request as `roundtrip call` would, and print the answer as JSON.
+    /// Call a tool of any MCP server, answering its input requests (forms in the terminal)
     ///
-    /// Not for users: it runs the answer sources of `call` (`--answer`, `--sampling-command`,
-    /// the terminal form) on a request given as `{"method": ..., "params": ...}`, so that they
-    /// can be tried, and tested through a pseudo-terminal, without a client.
-    #[command(hide = true)]
-    AnswerInput(AnswerInputArgs),
+    /// Prints the tool's text content (every content block, --json for the whole result).
+    /// Exits 1 when the call fails or the tool reports an error.
+    Call(CallArgs),
+    /// Get a prompt of any MCP server, answering its input requests; prints its messages
+    Prompt(PromptArgs),
+    /// Read a resource of any MCP server, answering its input requests; prints its contents
+    Read(ReadArgs),
 }
 
 #[derive(Debug, Args)]
-pub struct AnswerInputArgs {
-    /// The request's key, as in a server's `inputRequests`.
-    pub key: String,
-    /// The request, `{"method": ..., "params": ...}`.
-    pub request: String,
+pub struct CallArgs {
+    /// The server's MCP endpoint, e.g. http://127.0.0.1:8080/t/demo/mcp.
+    pub url: String,
+    /// The tool to call.
+    pub tool: String,
+    /// The tool's arguments, a JSON object.
+    #[arg(long, value_name = "JSON", value_parser = parse_object)]
+    pub args: Option<serde_json::Map<String, serde_json::Value>>,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
     #[command(flatten)]
     pub answers: AnswerArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct PromptArgs {
+    /// The server's MCP endpoint.
+    pub url: String,
+    /// The prompt to get.
+    pub name: String,
+    /// The prompt's arguments, a JSON object of strings.
+    #[arg(long, value_name = "JSON", value_parser = parse_object)]
+    pub args: Option<serde_json::Map<String, serde_json::Value>>,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    #[command(flatten)]
+    pub answers: AnswerArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The server's MCP endpoint.
+    pub url: String,
+    /// The resource's URI.
+    pub uri: String,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    #[command(flatten)]
+    pub answers: AnswerArgs,
+}
+
+/// How a client command reaches its server (shared by call, prompt and read).
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    /// The protocol era: auto probes server/discover and falls back to initialize;
+    /// modern speaks 2026-07-28 at once; legacy begins with initialize.
+    #[arg(long, value_enum, default_value_t = EraArg::Auto)]
+    pub era: EraArg,
+
+    /// A header for every HTTP request, NAME:VALUE. Repeatable.
+    #[arg(long = "header", value_name = "NAME:VALUE", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
+
+    /// Send `Authorization: Bearer TOKEN` [env: ROUNDTRIP_BEARER].
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "ROUNDTRIP_BEARER",
+        hide_env = true,
+        hide_env_values = true
+    )]
+    pub bearer: Option<String>,
+
+    /// Print the whole result as one line of JSON instead of its text.
+    #[arg(long)]
+    pub json: bool,
+
+    /// A root the server may see (a URI, e.g. file:///home/ada/project), answered to its
+    /// roots/list; declares the roots capability. Repeatable.
+    #[arg(long = "root", value_name = "URI")]
+    pub roots: Vec<String>,
+
+    /// The input-required rounds a call may take before it fails.
+    #[arg(long, default_value_t = roundtrip_client::DEFAULT_MAX_ROUNDS, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_rounds: u32,
+}
+
+/// `--era`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EraArg {
+    Auto,
+    Modern,
+    Legacy,
+}
+
+/// `--header NAME:VALUE`; the value is trimmed, as HTTP trims it.
+fn parse_header(arg: &str) -> Result<(String, String), String> {
+    match arg.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.trim().to_owned()))
+        }
+        _ => Err("expected NAME:VALUE, e.g. 'X-Team: blue'".into()),
+    }
+}
+
+/// `--args JSON`: a JSON object.
+fn parse_object(arg: &str) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    match serde_json::from_str(arg) {
+        Ok(serde_json::Value::Object(object)) => Ok(object),
+        Ok(_) => Err("expected a JSON object, e.g. '{\"text\": \"hi\"}'".into()),
+        Err(e) => Err(format!("not JSON: {e}")),
+    }
 }
 
 /// How a client command answers input requests it cannot ask a person for (shared by the
@@ -66,7 +163,9 @@ pub struct AnswerArgs {
     /// Answer the input request under KEY with JSON, the whole answer: an ElicitResult
     /// ('{"action":"accept","content":{...}}', '{"action":"decline"}'), a
     /// CreateMessageResult or a ListRootsResult. Repeatable; each answers its key once.
-    /// Requests without one are asked in the terminal, or fail when stdin is not a terminal.
+    /// A legacy server's requests have no key: there KEY is the method (elicitation/create,
+    /// sampling/createMessage, roots/list). Requests without one are asked in the terminal,
+    /// or fail when stdin is not a terminal.
     #[arg(long = "answer", value_name = "KEY=JSON", value_parser = parse_preset)]
     pub answers: Vec<PresetAnswer>,
 

@@ -18,7 +18,9 @@ fn main() -> std::process::ExitCode {
     let outcome = match &cli.command {
         // A client of some server: no server configuration, no logging set-up.
         Command::Bench(args) => return commands::bench::run(args),
-        Command::AnswerInput(args) => Ok(commands::answer_input::run(args)),
+        Command::Call(args) => return commands::call::call(args),
+        Command::Prompt(args) => return commands::call::prompt(args),
+        Command::Read(args) => return commands::call::read(args),
         Command::ConformanceClient(args) => return commands::conformance_client::run(args),
         Command::Serve(args) => {
             configure(&cli, |c| Ok(c.with_serve_args(args)?)).map(commands::serve::run)

@@ -74,6 +74,12 @@ impl PresetAnswers {
     pub fn take(&mut self, key: &str) -> Option<Map<String, Value>> {
         self.0.remove(key)
     }
+
+    /// Is one of the answers an object with member `field` (a `CreateMessageResult` has
+    /// `model`, a `ListRootsResult` `roots`)?
+    pub fn any_with(&self, field: &str) -> bool {
+        self.0.values().any(|answer| answer.contains_key(field))
+    }
 }
 
 #[cfg(test)]

@@ -83,6 +83,22 @@ impl<A: Ask> AnswerSources<A> {
         self
     }
 
+    /// Can requests of `method` get an answer here, so that a client may declare the
+    /// capability? Elicitations always can: the person is asked, or the call fails naming the
+    /// key. Sampling needs a command, a person or a preset `CreateMessageResult`; roots need
+    /// `--root` URIs or a preset `ListRootsResult` (a person is never asked for roots).
+    pub fn can_answer(&self, method: InputMethod) -> bool {
+        match method {
+            InputMethod::Elicitation => true,
+            InputMethod::Sampling => {
+                self.sampling_command.is_some()
+                    || self.person.is_some()
+                    || self.presets.any_with("model")
+            }
+            InputMethod::Roots => self.roots.is_some() || self.presets.any_with("roots"),
+        }
+    }
+
     /// The answer to the input request under `key`: the JSON object that goes into
     /// `inputResponses[key]`. Blocks while a person is asked; requests of one round are
     /// answered one after the other (one terminal, one question at a time).
@@ -321,6 +337,23 @@ mod tests {
             .answer("roots", "roots/list", &Value::Null)
             .expect("roots");
         assert_eq!(answer, json!({"roots": [{"uri": "file:///work"}]}));
+    }
+
+    #[test]
+    fn sampling_and_roots_are_declared_only_when_something_answers_them() {
+        let bare = nobody(&[]);
+        assert!(bare.can_answer(InputMethod::Elicitation));
+        assert!(!bare.can_answer(InputMethod::Sampling));
+        assert!(!bare.can_answer(InputMethod::Roots));
+        let presets = nobody(&[
+            r#"llm={"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}"#,
+            r#"r={"roots":[]}"#,
+        ]);
+        assert!(presets.can_answer(InputMethod::Sampling));
+        assert!(presets.can_answer(InputMethod::Roots));
+        let person = AnswerSources::new(PresetAnswers::default(), Some(Scripted::new(vec![])));
+        assert!(person.can_answer(InputMethod::Sampling));
+        assert!(!person.can_answer(InputMethod::Roots));
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! One module per subcommand.
+//! One module per subcommand (`call` holds the three client commands: call, prompt, read).
 
-pub mod answer_input;
 pub mod bench;
+pub mod call;
 pub mod conformance_client;
 pub mod serve;
 pub mod stdio;

@@ -8,6 +8,7 @@ mod support;
 
 mod answers;
 mod bench_driver;
+mod call_command;
 mod client;
 mod discovery;
 mod envelope;

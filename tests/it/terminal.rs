@@ -1,16 +1,10 @@
-//! `roundtrip` driven through a pseudo-terminal: a person fills in an elicitation form that a
-//! real server sent, with a string, an integer, an enum and a boolean, types one invalid value
-//! and is asked again.
+//! `roundtrip call` driven through a pseudo-terminal: a person fills in an elicitation form
+//! that a real server sent, with a string, an integer, an enum and a boolean, types one
+//! invalid value and is asked again; the command retries with the answers and prints the
+//! tool's result.
 //!
 //! The program runs in a pty (rexpect) with stdin, stdout and stderr on it, as in a terminal,
 //! and the test types keys and waits for what inquire draws (ANSI codes stripped).
-//!
-//! Until `roundtrip call` exists, the test is the client: it calls the `lab` tenant's
-//! `ask_signup`, hands the input request it gets to `roundtrip answer-input signup REQUEST`
-//! (the answer sources `call` will use), and sends the printed answer back on the retry. Once
-//! `call` exists, [`launch`] runs `roundtrip call URL ask_signup --json` instead, and
-//! [`result_of`] reads the tool's result from the program's output rather than retrying
-//! itself; the keystrokes and the screens they wait for stay as they are.
 
 use std::process::Command;
 use std::time::Duration;
@@ -18,7 +12,7 @@ use std::time::Duration;
 use rexpect::session::{spawn_with_options, Options, PtySession};
 use serde_json::{json, Value};
 
-use crate::support::{retry, tool_call, Server, LAB};
+use crate::support::{Server, LAB};
 
 /// Each wait for a screen; inquire draws within milliseconds, a debug build starts in less
 /// than a second.
@@ -30,21 +24,15 @@ const ENTER: &str = "\r";
 const BACKSPACE: &str = "\x7f";
 const DOWN: &str = "\x1b[B";
 
-fn caps() -> Value {
-    json!({"elicitation": {"form": {}}})
-}
-
-/// Starts the program that asks the person, in a pty of [`SIZE`].
-fn launch(input_request: &Value) -> PtySession {
+/// Starts `roundtrip ARGS...` in a pty of [`SIZE`].
+fn launch(args: &[&str]) -> PtySession {
     let mut command = Command::new("sh");
     command
         .arg("-c")
         .arg(format!("{SIZE} && exec \"$@\""))
         .arg("sh")
         .arg(env!("CARGO_BIN_EXE_roundtrip"))
-        .arg("answer-input")
-        .arg("signup")
-        .arg(input_request.to_string())
+        .args(args)
         .env("TERM", "xterm-256color");
     let options = Options::new()
         .timeout_ms(Some(SCREEN_TIMEOUT.as_millis() as u64))
@@ -106,70 +94,63 @@ fn output_after_the_form(pty: &mut PtySession) -> String {
     }
 }
 
-/// The tool's result, given the program's output: today the printed answer goes back on the
-/// retry, sent by the test.
-async fn result_of(server: &Server, call: &Value, first: &Value, output: &str) -> Value {
+/// The tool's result: the last line of JSON the program printed (`--json`).
+fn result_of(output: &str) -> Value {
     let line = output
         .lines()
         .rev()
         .find(|l| l.trim_start().starts_with('{'))
-        .unwrap_or_else(|| panic!("no JSON answer in the output: {output:?}"));
-    let answer: Value = serde_json::from_str(line.trim()).expect("the answer is JSON");
-    server
-        .send(
-            LAB,
-            &retry(
-                call,
-                2,
-                json!({"signup": answer}),
-                first["requestState"].as_str(),
-            ),
-        )
-        .await
-        .result()
+        .unwrap_or_else(|| panic!("no JSON result in the output: {output:?}"));
+    serde_json::from_str(line.trim()).expect("the result is JSON")
 }
 
 #[actix_web::test]
 async fn a_person_fills_in_a_form_in_a_terminal_and_an_invalid_value_is_asked_again() {
     let server = Server::start().await;
-    let call = tool_call(1, "ask_signup", json!({}), caps());
-    let first = server.send(LAB, &call).await.result();
-    let input_request = first["inputRequests"]["signup"].clone();
-    assert_eq!(input_request["method"], "elicitation/create", "{first}");
+    let url = server.url(LAB);
 
     // rexpect blocks: the person types on a thread of their own while the server serves.
     let output = actix_web::rt::task::spawn_blocking(move || {
-        let mut pty = launch(&input_request);
+        let mut pty = launch(&["call", &url, "ask_signup", "--json"]);
         fill_in_the_signup_form(&mut pty);
         output_after_the_form(&mut pty)
     })
     .await
     .expect("the pty thread ends");
 
-    let result = result_of(&server, &call, &first, &output).await;
+    let result = result_of(&output);
     assert_eq!(
         result["structuredContent"]["answers"]["signup"],
         json!({"action": "accept",
             "content": {"name": "Ada", "age": 36, "plan": "pro", "newsletter": true}}),
         "{result}"
     );
+    assert_eq!(result["resultType"], "complete", "{result}");
     server.stop().await;
 }
 
-#[test]
-fn without_a_terminal_an_unanswered_request_fails_at_once_naming_its_key() {
-    let request = json!({"method": "elicitation/create",
-        "params": {"message": "Create your lab account", "requestedSchema": crate::support::lab::signup_schema()}});
-    let output = Command::new(env!("CARGO_BIN_EXE_roundtrip"))
-        .args(["answer-input", "signup", &request.to_string()])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("roundtrip runs");
+#[actix_web::test]
+async fn without_a_terminal_an_unanswered_request_fails_at_once_naming_its_key() {
+    let server = Server::start().await;
+    let url = server.url(LAB);
+    let output = actix_web::rt::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_roundtrip"))
+            .args(["call", &url, "ask_signup"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("roundtrip runs")
+    })
+    .await
+    .expect("the command ends");
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
-    assert_eq!(
-        String::from_utf8_lossy(&output.stderr),
-        "roundtrip: input request 'signup' (elicitation/create) has no --answer, and stdin is \
-         not a terminal to ask on\n"
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "input request 'signup' (elicitation/create) has no --answer, and stdin is not a \
+             terminal to ask on"
+        ),
+        "{stderr}"
     );
+    server.stop().await;
 }

@@ -47,7 +47,12 @@ impl InputRequest {
         let params = params.unwrap_or_else(|| Value::Object(Map::new()));
         Ok(Some(match method {
             ELICITATION => Self::Elicitation(ElicitRequest::parse(params)?),
-            SAMPLING => Self::Sampling(parse("sampling/createMessage params", params)?),
+            SAMPLING => {
+                let mut request: SamplingRequest =
+                    parse("sampling/createMessage params", params.clone())?;
+                request.params = params;
+                Self::Sampling(request)
+            }
             ROOTS => Self::Roots,
             _ => return Ok(None),
         }))
@@ -91,6 +96,24 @@ impl ElicitRequest {
         match self {
             Self::Form(f) => &f.message,
             Self::Url(u) => &u.message,
+        }
+    }
+
+    /// The request's params as the wire has them (`ElicitRequestFormParams` or
+    /// `ElicitRequestURLParams`), for a handler that hands the question on whole.
+    pub fn params(&self) -> Value {
+        match self {
+            Self::Form(f) => serde_json::json!({
+                "mode": "form", "message": f.message, "requestedSchema": f.requested_schema
+            }),
+            Self::Url(u) => {
+                let mut params =
+                    serde_json::json!({"mode": "url", "message": u.message, "url": u.url});
+                if let Some(id) = &u.elicitation_id {
+                    params["elicitationId"] = Value::String(id.clone());
+                }
+                params
+            }
         }
     }
 }
@@ -181,6 +204,9 @@ pub struct SamplingRequest {
     /// The server's model preferences.
     #[serde(default)]
     pub model_preferences: Option<Value>,
+    /// Every param, typed above or not (`metadata`, `_meta`, ...), as the server sent them.
+    #[serde(skip)]
+    pub params: Value,
 }
 
 impl SamplingRequest {
@@ -398,6 +424,33 @@ mod tests {
         assert!(s.uses_tools());
         assert_eq!(ir.input_requests["d"], InputRequest::Roots);
         assert_eq!(ir.request_state.as_deref(), Some("s"));
+    }
+
+    #[test]
+    fn a_sampling_request_keeps_every_param_it_was_sent_with() {
+        let params = json!({"messages": [], "maxTokens": 5, "metadata": {"trace": "t1"}});
+        let Ok(Some(InputRequest::Sampling(request))) =
+            InputRequest::from_method(SAMPLING, Some(params.clone()))
+        else {
+            panic!("a sampling request")
+        };
+        assert_eq!(request.params, params);
+    }
+
+    #[test]
+    fn an_elicitation_gives_back_its_wire_params() {
+        let form =
+            json!({"mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}});
+        let url =
+            json!({"mode": "url", "message": "Go", "url": "https://x.test", "elicitationId": "e1"});
+        for params in [form, url] {
+            let Ok(Some(InputRequest::Elicitation(request))) =
+                InputRequest::from_method(ELICITATION, Some(params.clone()))
+            else {
+                panic!("an elicitation")
+            };
+            assert_eq!(request.params(), params);
+        }
     }
 
     #[test]
