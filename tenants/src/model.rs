@@ -191,7 +191,10 @@ impl RateLimits {
     }
 
     fn each(&self) -> impl Iterator<Item = &RateLimit> {
-        self.tenant.iter().chain(&self.key).chain(self.tools.values())
+        self.tenant
+            .iter()
+            .chain(&self.key)
+            .chain(self.tools.values())
     }
 }
 
@@ -343,7 +346,17 @@ mod tests {
         for good in ["demo", "demo-1", "0x", "a-", &"x".repeat(63)] {
             assert!(Slug::parse(good).is_ok(), "{good:?}");
         }
-        for bad in ["", "d", "Demo", "-x", "a/b", "a b", "a_b", "é1", &"x".repeat(64)] {
+        for bad in [
+            "",
+            "d",
+            "Demo",
+            "-x",
+            "a/b",
+            "a b",
+            "a_b",
+            "é1",
+            &"x".repeat(64),
+        ] {
             assert!(Slug::parse(bad).is_err(), "{bad:?}");
         }
     }
@@ -369,7 +382,9 @@ mod tests {
     #[test]
     fn a_tenant_serves_at_least_one_catalog() {
         let spec = TenantSpec::new("Demo", vec![], AuthMode::ApiKey);
-        assert!(matches!(spec.validate(), Err(TenantError::Invalid(m)) if m.starts_with("catalogs")));
+        assert!(
+            matches!(spec.validate(), Err(TenantError::Invalid(m)) if m.starts_with("catalogs"))
+        );
     }
 
     #[test]
