@@ -403,8 +403,10 @@ mod tests {
 
     #[test]
     fn too_many_names_are_invalid() {
-        let mut names = Names::default();
-        names.tools = (0..=bounds::NAMES).map(|i| format!("t{i}")).collect();
+        let names = Names {
+            tools: (0..=bounds::NAMES).map(|i| format!("t{i}")).collect(),
+            ..Names::default()
+        };
         assert!(validate_names("disabled", &names).is_err());
     }
 
