@@ -10,5 +10,7 @@ pub mod store;
 
 pub use api_key::{ApiKey, ApiKeyRecord, PresentedKey, Scope};
 pub use error::TenantError;
-pub use model::{AuthMode, Millis, Names, RateLimit, RateLimits, Slug, Status, TenantRecord, TenantSpec};
-pub use store::{Change, Store, StoreError};
+pub use model::{
+    AuthMode, Millis, Names, RateLimit, RateLimits, Slug, Status, TenantRecord, TenantSpec,
+};
+pub use store::{Change, SqlStore, Store, StoreError};

@@ -23,6 +23,9 @@ pub enum StoreError {
     /// A tenant with this slug, or a key with this id, exists already.
     #[error("{0} already exists")]
     Conflict(String),
+    /// What the operation needs does not exist: the tenant a key is added to.
+    #[error("{0} does not exist")]
+    NotFound(String),
     /// A row the store read does not make a valid record (a hand-edited database, or one
     /// written by a newer version).
     #[error("the store holds an invalid record: {0}")]
@@ -47,13 +50,19 @@ pub struct Change {
 #[async_trait]
 pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// Creates a tenant, active. [`StoreError::Conflict`] if the slug is taken.
-    async fn create_tenant(&self, slug: &Slug, spec: &TenantSpec)
-        -> Result<TenantRecord, StoreError>;
+    async fn create_tenant(
+        &self,
+        slug: &Slug,
+        spec: &TenantSpec,
+    ) -> Result<TenantRecord, StoreError>;
     /// The tenant at `slug`, if there is one.
     async fn tenant(&self, slug: &str) -> Result<Option<TenantRecord>, StoreError>;
     /// Up to `limit` tenants in slug order, those after `after` when given.
-    async fn tenants(&self, after: Option<&str>, limit: u32)
-        -> Result<Vec<TenantRecord>, StoreError>;
+    async fn tenants(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<TenantRecord>, StoreError>;
     /// Replaces a tenant's spec and status; `None` if there is no such tenant.
     async fn update_tenant(
         &self,
@@ -64,9 +73,11 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     /// Deletes a tenant and its keys; false if there was none.
     async fn delete_tenant(&self, slug: &str) -> Result<bool, StoreError>;
 
-    /// Adds a key to a tenant. [`StoreError::Conflict`] if the tenant has a key of that id.
+    /// Adds a key to a tenant. [`StoreError::Conflict`] if the tenant has a key of that id,
+    /// [`StoreError::NotFound`] if there is no such tenant.
     async fn create_key(&self, tenant: &str, key: &ApiKeyRecord) -> Result<(), StoreError>;
-    /// Adds a key, or replaces the tenant's key of the same id (live again).
+    /// Adds a key, or replaces the tenant's key of the same id (live again unless `key` says
+    /// it is revoked). [`StoreError::NotFound`] if there is no such tenant.
     async fn put_key(&self, tenant: &str, key: &ApiKeyRecord) -> Result<(), StoreError>;
     /// One key of a tenant.
     async fn key(&self, tenant: &str, id: &str) -> Result<Option<ApiKeyRecord>, StoreError>;
@@ -85,14 +96,18 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn last_change(&self) -> Result<i64, StoreError>;
     /// Up to `limit` changes after `seq`, oldest first.
     async fn changes_since(&self, seq: i64, limit: u32) -> Result<Vec<Change>, StoreError>;
-    /// Drops changes older than `before` (followers that fell that far behind reload all).
+    /// Drops changes older than `before` (followers that fell that far behind reload all),
+    /// except the newest, so that [`Store::last_change`] never goes back; how many went.
     async fn prune_changes(&self, before: Millis) -> Result<u64, StoreError>;
 
     /// Appends audit events, in one transaction.
     async fn append_audit(&self, events: &[AuditEvent]) -> Result<(), StoreError>;
     /// A tenant's audit events, newest first, as `filter` says.
-    async fn audit(&self, tenant: &str, filter: &AuditFilter)
-        -> Result<Vec<AuditEvent>, StoreError>;
+    async fn audit(
+        &self,
+        tenant: &str,
+        filter: &AuditFilter,
+    ) -> Result<Vec<AuditEvent>, StoreError>;
     /// Deletes audit events older than `before`; how many went.
     async fn purge_audit(&self, before: Millis) -> Result<u64, StoreError>;
 }
