@@ -7,9 +7,14 @@
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use rand::RngCore;
-use roundtrip_runtime::tenancy::Grants;
+use std::collections::BTreeSet;
+
+use roundtrip_runtime::tenancy::{Allow, Grants};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+
+use crate::model::{Millis, Names};
 
 /// A freshly issued key: the secret exists only here and in the caller's hands.
 pub struct ApiKey {
@@ -29,6 +34,14 @@ impl std::fmt::Debug for ApiKey {
 }
 
 impl ApiKey {
+    /// A new random key under a new random id (`k_` and 16 hex digits).
+    pub fn new_random() -> Self {
+        let mut id = [0u8; 8];
+        rand::rngs::OsRng.fill_bytes(&mut id);
+        let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        Self::generate(format!("k_{id}"))
+    }
+
     /// A new random key `rt_<43 base64url chars>`.
     pub fn generate(id: impl Into<String>) -> Self {
         let mut bytes = [0u8; 32];
@@ -45,39 +58,120 @@ impl ApiKey {
     }
 }
 
-/// The stored form of a key: its id, the hash of its secret, and what it may see.
+/// What a key may be used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Scope {
+    /// Calling the tenant's MCP endpoint.
+    #[serde(rename = "mcp")]
+    Mcp,
+    /// The tenant's part of the admin API.
+    #[serde(rename = "tenant-admin")]
+    TenantAdmin,
+}
+
+impl Scope {
+    /// The name the store and the API use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Mcp => "mcp",
+            Scope::TenantAdmin => "tenant-admin",
+        }
+    }
+
+    /// The scope named `s`.
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "mcp" => Some(Scope::Mcp),
+            "tenant-admin" => Some(Scope::TenantAdmin),
+            _ => None,
+        }
+    }
+}
+
+/// The stored form of a key: its id, the hash of its secret, its scopes and what it may see.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKeyRecord {
     /// The key's id: its principal is `key:{id}`.
     pub id: String,
     hash: [u8; 32],
-    /// What the key's principal may see of its tenant: everything unless limited.
-    pub grants: Grants,
+    /// What it may be used for.
+    pub scopes: BTreeSet<Scope>,
+    /// What its principal may see of its tenant: everything when `None`.
+    pub allow: Option<Names>,
+    /// When it stops working, if ever.
+    pub expires_at: Option<Millis>,
+    /// When it was made.
+    pub created_at: Millis,
+    /// When it was revoked, if it was.
+    pub revoked_at: Option<Millis>,
 }
 
 impl std::fmt::Debug for ApiKeyRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApiKeyRecord")
             .field("id", &self.id)
-            .field("grants", &self.grants)
+            .field("scopes", &self.scopes)
+            .field("allow", &self.allow)
+            .field("expires_at", &self.expires_at)
+            .field("revoked_at", &self.revoked_at)
             .finish_non_exhaustive()
     }
 }
 
 impl ApiKeyRecord {
-    /// The record of `secret`, stored under `id`, with access to everything.
+    /// The record of `secret`, stored under `id`: an `mcp` key with access to everything,
+    /// made now, never expiring.
     pub fn from_secret(id: String, secret: &str) -> Self {
+        Self::from_digest(id, hash(secret))
+    }
+
+    /// The record of a secret known by its SHA-256 (as the store keeps it).
+    pub fn from_digest(id: String, digest: [u8; 32]) -> Self {
         Self {
             id,
-            hash: hash(secret),
-            grants: Grants::All,
+            hash: digest,
+            scopes: BTreeSet::from([Scope::Mcp]),
+            allow: None,
+            expires_at: None,
+            created_at: Millis::now(),
+            revoked_at: None,
         }
     }
 
-    /// The same key, limited to `grants`.
-    pub fn with_grants(mut self, grants: Grants) -> Self {
-        self.grants = grants;
+    /// The same key, limited to `allow`.
+    pub fn with_allow(mut self, allow: Names) -> Self {
+        self.allow = Some(allow);
         self
+    }
+
+    /// The same key, with these scopes.
+    pub fn with_scopes(mut self, scopes: impl IntoIterator<Item = Scope>) -> Self {
+        self.scopes = scopes.into_iter().collect();
+        self
+    }
+
+    /// The same key, expiring at `at`.
+    pub fn expiring(mut self, at: Millis) -> Self {
+        self.expires_at = Some(at);
+        self
+    }
+
+    /// What the key's principal may see, as the runtime reads it.
+    pub fn grants(&self) -> Grants {
+        match &self.allow {
+            None => Grants::All,
+            Some(names) => Grants::only(
+                Allow::default()
+                    .tools(names.tools.iter().cloned())
+                    .prompts(names.prompts.iter().cloned())
+                    .resources(names.resources.iter().cloned()),
+            ),
+        }
+    }
+
+    /// Does the key work at `now` (not revoked, not expired)?
+    pub fn is_live(&self, now: Millis) -> bool {
+        self.revoked_at.is_none() && self.expires_at.is_none_or(|at| now < at)
     }
 
     /// Constant-time check of a presented secret.
@@ -133,6 +227,33 @@ mod tests {
         assert!(record.verify(&key.secret));
         assert!(!record.verify("rt_wrong"));
         assert!(!record.verify(""));
+    }
+
+    #[test]
+    fn a_key_is_live_until_it_expires_or_is_revoked() {
+        let record = ApiKey::generate("k1").record().expiring(Millis(1_000));
+        assert!(record.is_live(Millis(999)));
+        assert!(!record.is_live(Millis(1_000)));
+        let mut revoked = ApiKey::generate("k2").record();
+        revoked.revoked_at = Some(Millis(5));
+        assert!(!revoked.is_live(Millis(0)));
+    }
+
+    #[test]
+    fn a_key_without_an_allow_list_sees_everything() {
+        assert_eq!(ApiKey::generate("k1").record().grants(), Grants::All);
+        let mut allow = Names::default();
+        allow.tools.insert("echo".into());
+        let limited = ApiKey::generate("k2").record().with_allow(allow);
+        assert_eq!(
+            limited.grants(),
+            Grants::only(Allow::default().tools(["echo"]))
+        );
+    }
+
+    #[test]
+    fn random_ids_differ() {
+        assert_ne!(ApiKey::new_random().id, ApiKey::new_random().id);
     }
 
     #[test]

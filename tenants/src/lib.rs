@@ -1,16 +1,16 @@
 #![warn(missing_docs, missing_debug_implementations)]
-//! Roundtrip tenancy: tenants, their API keys, and the registry that resolves and
-//! authenticates them for the runtime (through `roundtrip_runtime::tenancy`'s traits).
-//!
-//! This registry is in memory; a persistent store (SQLite, Postgres) and the admin
-//! API come with the tenancy work.
+//! Roundtrip tenancy: the tenant model, API keys, the audit log, and the store that keeps
+//! them (SQLite or PostgreSQL through sqlx).
 
 mod api_key;
+pub mod audit;
 mod error;
-mod model;
-mod registry;
+pub mod model;
+pub mod store;
 
-pub use api_key::{ApiKey, ApiKeyRecord, PresentedKey};
+pub use api_key::{ApiKey, ApiKeyRecord, PresentedKey, Scope};
 pub use error::TenantError;
-pub use model::{AuthMode, Slug, TenantSpec};
-pub use registry::TenantRegistry;
+pub use model::{
+    AuthMode, Millis, Names, RateLimit, RateLimits, Slug, Status, TenantRecord, TenantSpec,
+};
+pub use store::{Change, SqlStore, Store, StoreError};

@@ -1,20 +1,30 @@
-//! The tenant model: a validated slug, how the tenant authenticates, and what it serves.
+//! The tenant model as the store keeps it and the admin API shows it: a validated slug, the
+//! settings an operator sets ([`TenantSpec`]), the status, and the record that carries them.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
 
 use crate::error::TenantError;
 
-/// A tenant slug: what appears in `/t/{slug}/mcp`. Parsed once, at the edge.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A tenant slug: what appears in `/t/{slug}/mcp`, matching `^[a-z0-9][a-z0-9-]{1,62}$`.
+/// Parsed once, at the edge.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
 pub struct Slug(String);
 
 impl Slug {
-    /// `s` as a slug: 1 to 63 lowercase letters, digits and `-`, not starting with `-`.
+    /// `s` as a slug: 2 to 63 lowercase letters, digits and `-`, starting with a letter or a
+    /// digit.
     pub fn parse(s: &str) -> Result<Self, TenantError> {
-        let ok = (1..=63).contains(&s.len())
-            && s.bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !s.starts_with('-');
+        let bytes = s.as_bytes();
+        let ok = (2..=63).contains(&bytes.len())
+            && bytes[0] != b'-'
+            && bytes
+                .iter()
+                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
         if ok {
             Ok(Self(s.to_owned()))
         } else {
@@ -28,32 +38,303 @@ impl Slug {
     }
 }
 
+impl<'de> Deserialize<'de> for Slug {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(deserializer)?;
+        Slug::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
 impl fmt::Display for Slug {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
 }
 
+/// A moment, as milliseconds since the Unix epoch (UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Millis(pub i64);
+
+impl Millis {
+    /// Now, by the system clock.
+    pub fn now() -> Millis {
+        let since = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        Millis(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+    }
+}
+
 /// How a tenant's MCP endpoint authenticates callers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AuthMode {
     /// Anyone may call; the principal is `anonymous`.
     Anonymous,
-    /// A bearer API key of the tenant is required.
+    /// A bearer API key of the tenant, with the `mcp` scope, is required.
     ApiKey,
 }
 
-/// What a tenant is: its slug, display name, auth mode and catalogs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+impl AuthMode {
+    /// The name the store and the API use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthMode::Anonymous => "anonymous",
+            AuthMode::ApiKey => "api_key",
+        }
+    }
+
+    /// The mode named `s`.
+    pub fn parse(s: &str) -> Option<AuthMode> {
+        match s {
+            "anonymous" => Some(AuthMode::Anonymous),
+            "api_key" => Some(AuthMode::ApiKey),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a tenant serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// It serves.
+    Active,
+    /// Every MCP request gets 403; its admin API still answers.
+    Suspended,
+}
+
+impl Status {
+    /// The name the store and the API use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Active => "active",
+            Status::Suspended => "suspended",
+        }
+    }
+
+    /// The status named `s`.
+    pub fn parse(s: &str) -> Option<Status> {
+        match s {
+            "active" => Some(Status::Active),
+            "suspended" => Some(Status::Suspended),
+            _ => None,
+        }
+    }
+}
+
+/// Names of tools and prompts, and URIs (or URI templates) of resources: what a tenant
+/// disables of its catalogs, or what a key is allowed to see.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Names {
+    /// Tool names.
+    #[serde(default)]
+    pub tools: BTreeSet<String>,
+    /// Prompt names.
+    #[serde(default)]
+    pub prompts: BTreeSet<String>,
+    /// Resource URIs and resource-template URI templates.
+    #[serde(default)]
+    pub resources: BTreeSet<String>,
+}
+
+impl Names {
+    /// No names at all.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.prompts.is_empty() && self.resources.is_empty()
+    }
+
+    /// How many names in all.
+    pub fn len(&self) -> usize {
+        self.tools.len() + self.prompts.len() + self.resources.len()
+    }
+
+    fn each(&self) -> impl Iterator<Item = &String> {
+        self.tools
+            .iter()
+            .chain(&self.prompts)
+            .chain(&self.resources)
+    }
+}
+
+/// A token bucket: `per_second` requests on average, up to `burst` at once.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    /// The sustained rate, requests per second (> 0).
+    pub per_second: f64,
+    /// The most requests allowed at once (≥ 1).
+    pub burst: u32,
+}
+
+/// A tenant's rate limits. Each is enforced in the serving process.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimits {
+    /// Every request to the tenant's MCP endpoint, all callers together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<RateLimit>,
+    /// Each caller (API key, or on an anonymous tenant each anonymous caller together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<RateLimit>,
+    /// `tools/call` of a tool, by name, all callers together.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tools: BTreeMap<String, RateLimit>,
+}
+
+impl RateLimits {
+    /// No limits.
+    pub fn is_empty(&self) -> bool {
+        self.tenant.is_none() && self.key.is_none() && self.tools.is_empty()
+    }
+
+    fn each(&self) -> impl Iterator<Item = &RateLimit> {
+        self.tenant
+            .iter()
+            .chain(&self.key)
+            .chain(self.tools.values())
+    }
+}
+
+/// Bounds on what an operator may store, so that a tenant record stays small.
+pub mod bounds {
+    /// Characters of a tenant's name.
+    pub const NAME_CHARS: usize = 200;
+    /// Characters of a tenant's instructions.
+    pub const INSTRUCTIONS_CHARS: usize = 16 * 1024;
+    /// Catalogs a tenant may serve.
+    pub const CATALOGS: usize = 16;
+    /// Names in a disabled or allowed list, all kinds together.
+    pub const NAMES: usize = 1024;
+    /// Characters of one name or URI in such a list.
+    pub const NAME_LEN: usize = 512;
+    /// Per-tool rate limits of a tenant.
+    pub const TOOL_LIMITS: usize = 256;
+    /// The longest requestState TTL, seconds (one day).
+    pub const MAX_STATE_TTL_SECS: u64 = 86_400;
+}
+
+/// What an operator sets for a tenant: everything but its slug, status and times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TenantSpec {
-    /// Where it is served: `/t/{slug}/mcp`.
-    pub slug: Slug,
-    /// The operator's name for it.
+    /// The operator's name for it; also the server's `title`.
     pub name: String,
-    /// How its callers authenticate.
-    pub auth: AuthMode,
+    /// What `server/discover` and `initialize` tell clients.
+    pub instructions: Option<String>,
     /// The compiled-in catalogs it serves, by name, merged in this order (first name wins).
     pub catalogs: Vec<String>,
+    /// What it does not serve of those catalogs.
+    pub disabled: Names,
+    /// Lifetime of its sealed `requestState`; `None` uses the server's default.
+    pub state_ttl_secs: Option<u64>,
+    /// Whether legacy sessions get the shim (input requests relayed as real requests).
+    pub legacy_shim: bool,
+    /// Its rate limits.
+    pub rate_limits: RateLimits,
+    /// How its callers authenticate.
+    pub auth: AuthMode,
+}
+
+impl TenantSpec {
+    /// A spec with the defaults: no instructions, nothing disabled, the server's TTL, the
+    /// shim on, no rate limits.
+    pub fn new(name: impl Into<String>, catalogs: Vec<String>, auth: AuthMode) -> TenantSpec {
+        TenantSpec {
+            name: name.into(),
+            instructions: None,
+            catalogs,
+            disabled: Names::default(),
+            state_ttl_secs: None,
+            legacy_shim: true,
+            rate_limits: RateLimits::default(),
+            auth,
+        }
+    }
+
+    /// Checks the spec against [`bounds`]; catalog names are checked by whoever knows them.
+    pub fn validate(&self) -> Result<(), TenantError> {
+        let invalid = |what: String| Err(TenantError::Invalid(what));
+        if self.name.trim().is_empty() || self.name.chars().count() > bounds::NAME_CHARS {
+            return invalid(format!(
+                "name: 1 to {} characters, not only spaces",
+                bounds::NAME_CHARS
+            ));
+        }
+        if self
+            .instructions
+            .as_ref()
+            .is_some_and(|i| i.chars().count() > bounds::INSTRUCTIONS_CHARS)
+        {
+            return invalid(format!(
+                "instructions: at most {} characters",
+                bounds::INSTRUCTIONS_CHARS
+            ));
+        }
+        if self.catalogs.is_empty() || self.catalogs.len() > bounds::CATALOGS {
+            return invalid(format!("catalogs: 1 to {} names", bounds::CATALOGS));
+        }
+        validate_names("disabled", &self.disabled)?;
+        if let Some(ttl) = self.state_ttl_secs {
+            if !(1..=bounds::MAX_STATE_TTL_SECS).contains(&ttl) {
+                return invalid(format!(
+                    "state_ttl_secs: 1 to {}",
+                    bounds::MAX_STATE_TTL_SECS
+                ));
+            }
+        }
+        if self.rate_limits.tools.len() > bounds::TOOL_LIMITS {
+            return invalid(format!(
+                "rate_limits.tools: at most {} tools",
+                bounds::TOOL_LIMITS
+            ));
+        }
+        let sane = |l: &RateLimit| {
+            l.per_second.is_finite() && l.per_second > 0.0 && l.per_second <= 1e6 && l.burst >= 1
+        };
+        if !self.rate_limits.each().all(sane) {
+            return invalid(
+                "rate_limits: per_second above 0 and at most 1000000, burst at least 1".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Checks a list of names (disabled items, or a key's allow-list) against [`bounds`].
+pub fn validate_names(field: &str, names: &Names) -> Result<(), TenantError> {
+    if names.len() > bounds::NAMES {
+        return Err(TenantError::Invalid(format!(
+            "{field}: at most {} names in all",
+            bounds::NAMES
+        )));
+    }
+    if names
+        .each()
+        .any(|n| n.is_empty() || n.chars().count() > bounds::NAME_LEN)
+    {
+        return Err(TenantError::Invalid(format!(
+            "{field}: each name 1 to {} characters",
+            bounds::NAME_LEN
+        )));
+    }
+    Ok(())
+}
+
+/// A tenant as the store keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TenantRecord {
+    /// Where it is served: `/t/{slug}/mcp`.
+    pub slug: Slug,
+    /// What the operator set.
+    pub spec: TenantSpec,
+    /// Whether it serves.
+    pub status: Status,
+    /// When it was created.
+    pub created_at: Millis,
+    /// When it last changed.
+    pub updated_at: Millis,
 }
 
 #[cfg(test)]
@@ -61,10 +342,80 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slugs_are_lowercase_dns_labels() {
-        assert!(Slug::parse("demo-1").is_ok());
-        for bad in ["", "Demo", "-x", "a/b", "a b", &"x".repeat(64)] {
+    fn slugs_follow_the_rule() {
+        for good in ["demo", "demo-1", "0x", "a-", &"x".repeat(63)] {
+            assert!(Slug::parse(good).is_ok(), "{good:?}");
+        }
+        for bad in [
+            "",
+            "d",
+            "Demo",
+            "-x",
+            "a/b",
+            "a b",
+            "a_b",
+            "é1",
+            &"x".repeat(64),
+        ] {
             assert!(Slug::parse(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_slug_is_checked_when_read_from_json() {
+        assert!(serde_json::from_str::<Slug>("\"ok-1\"").is_ok());
+        assert!(serde_json::from_str::<Slug>("\"Not OK\"").is_err());
+    }
+
+    #[test]
+    fn a_default_spec_is_valid() {
+        let spec = TenantSpec::new("Demo", vec!["examples".into()], AuthMode::ApiKey);
+        assert_eq!(spec.validate(), Ok(()));
+    }
+
+    #[test]
+    fn an_empty_name_is_invalid() {
+        let spec = TenantSpec::new("  ", vec!["examples".into()], AuthMode::ApiKey);
+        assert!(matches!(spec.validate(), Err(TenantError::Invalid(m)) if m.starts_with("name")));
+    }
+
+    #[test]
+    fn a_tenant_serves_at_least_one_catalog() {
+        let spec = TenantSpec::new("Demo", vec![], AuthMode::ApiKey);
+        assert!(
+            matches!(spec.validate(), Err(TenantError::Invalid(m)) if m.starts_with("catalogs"))
+        );
+    }
+
+    #[test]
+    fn a_rate_limit_must_let_something_through() {
+        let mut spec = TenantSpec::new("Demo", vec!["examples".into()], AuthMode::ApiKey);
+        for (per_second, burst) in [(0.0, 1), (f64::NAN, 1), (1.0, 0), (2e6, 1)] {
+            spec.rate_limits.tenant = Some(RateLimit { per_second, burst });
+            assert!(spec.validate().is_err(), "{per_second} {burst}");
+        }
+        spec.rate_limits.tenant = Some(RateLimit {
+            per_second: 0.5,
+            burst: 1,
+        });
+        assert_eq!(spec.validate(), Ok(()));
+    }
+
+    #[test]
+    fn too_many_names_are_invalid() {
+        let names = Names {
+            tools: (0..=bounds::NAMES).map(|i| format!("t{i}")).collect(),
+            ..Names::default()
+        };
+        assert!(validate_names("disabled", &names).is_err());
+    }
+
+    #[test]
+    fn a_ttl_beyond_a_day_is_invalid() {
+        let mut spec = TenantSpec::new("Demo", vec!["examples".into()], AuthMode::ApiKey);
+        spec.state_ttl_secs = Some(bounds::MAX_STATE_TTL_SECS + 1);
+        assert!(spec.validate().is_err());
+        spec.state_ttl_secs = Some(0);
+        assert!(spec.validate().is_err());
     }
 }

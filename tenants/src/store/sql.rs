@@ -1,0 +1,798 @@
+//! [`SqlStore`]: the [`Store`] on SQLite (the embedded default) or PostgreSQL, one
+//! implementation for both.
+//!
+//! # One set of queries
+//! The store talks to either database through sqlx's `Any` driver, so every query is written
+//! once. They use `$1`-style placeholders, which both drivers bind by number: PostgreSQL's own
+//! syntax, and in SQLite a parameter named `$NNN`, which sqlx's SQLite driver binds to the
+//! NNN-th argument (no rewriting to `?NNN` is needed). The columns keep to the types `Any`
+//! reads on both: `TEXT` and `BIGINT`. Times are [`Millis`], digests hex, and what has no
+//! column of its own (most of a tenant's settings, a key's scopes and allow-list) JSON text.
+//! There is no `BOOLEAN`: `Any` cannot read SQLite's. Only the migrations differ
+//! (`migrations/sqlite`, `migrations/postgres`), in their DDL.
+//!
+//! # Writers, and the order of changes
+//! A follower reads the change log by `seq` and remembers the last one it saw, so a change
+//! must never become visible after a later `seq` has. Each write that appends a change runs
+//! alone: on SQLite the transaction starts `BEGIN IMMEDIATE` (the write lock is taken at once,
+//! waiting for it under the busy timeout, instead of failing "database is locked" when a read
+//! turns into a write), on PostgreSQL it first locks the `changes` table against other
+//! writers (readers are not blocked). Writes are an operator's, rare; the cost is nothing.
+//! SQLite runs in WAL mode, so readers never wait for the writer, and a serving process and
+//! the CLI can share one file.
+//!
+//! # What is trusted
+//! Nothing read back: a row that does not parse (an unknown status, bad JSON, a malformed
+//! digest) is [`StoreError::Corrupt`], never a panic.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::migrate::Migrator;
+use sqlx::{Any, AnyPool, Row, Transaction};
+
+use super::{Change, Store, StoreError};
+use crate::api_key::{ApiKeyRecord, Scope};
+use crate::audit::{AuditEvent, AuditFilter, AuditKind, AuditOutcome};
+use crate::model::{AuthMode, Millis, Names, RateLimits, Slug, Status, TenantRecord, TenantSpec};
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+
+/// Connections to a SQLite file: readers run side by side in WAL mode, writers take turns.
+const SQLITE_CONNECTIONS: u32 = 4;
+/// Connections to PostgreSQL, per process.
+const POSTGRES_CONNECTIONS: u32 = 8;
+/// How long a SQLite writer waits for another (of this process or another) before failing:
+/// 5 s, set on each connection.
+const SQLITE_BUSY_TIMEOUT: &str = "PRAGMA busy_timeout = 5000";
+
+/// Which SQL the database speaks, for the few things that differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    fn of(url: &str) -> Result<Dialect, StoreError> {
+        if url.starts_with("sqlite:") {
+            Ok(Dialect::Sqlite)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(Dialect::Postgres)
+        } else {
+            // Not the URL itself: it may hold a password.
+            Err(StoreError::Database(
+                "unsupported database URL: expected sqlite:… or postgres://…".into(),
+            ))
+        }
+    }
+}
+
+/// The [`Store`] on SQLite or PostgreSQL. Cheap to clone: clones share one pool.
+#[derive(Debug, Clone)]
+pub struct SqlStore {
+    pool: AnyPool,
+    dialect: Dialect,
+}
+
+impl SqlStore {
+    /// Opens the database at `url` and brings its schema up to date.
+    ///
+    /// - `sqlite://PATH?mode=rwc`: a file, created if missing, along with its directory
+    ///   (`sqlite://.roundtrip/roundtrip.db?mode=rwc` is relative to the working directory,
+    ///   `sqlite:///var/lib/roundtrip.db?mode=rwc` absolute). `sqlite::memory:` is a private
+    ///   database that lives as long as the store, on one connection.
+    /// - `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE`, with sqlx's usual parameters
+    ///   (`?options=-c%20search_path%3Dother` for a schema other than `public`).
+    pub async fn open(url: &str) -> Result<SqlStore, StoreError> {
+        sqlx::any::install_default_drivers();
+        let dialect = Dialect::of(url)?;
+        let options = match dialect {
+            Dialect::Sqlite if sqlite_in_memory(url) => {
+                // Each connection to `:memory:` is a database of its own: keep exactly one.
+                AnyPoolOptions::new()
+                    .max_connections(1)
+                    .min_connections(1)
+                    .idle_timeout(None)
+                    .max_lifetime(None)
+            }
+            Dialect::Sqlite => {
+                create_parent_dir(url)?;
+                AnyPoolOptions::new()
+                    .max_connections(SQLITE_CONNECTIONS)
+                    .after_connect(|conn, _meta| {
+                        Box::pin(async move {
+                            sqlx::query(SQLITE_BUSY_TIMEOUT).execute(conn).await?;
+                            Ok(())
+                        })
+                    })
+            }
+            Dialect::Postgres => AnyPoolOptions::new().max_connections(POSTGRES_CONNECTIONS),
+        };
+        let pool = options.connect(url).await.map_err(db)?;
+        if dialect == Dialect::Sqlite && !sqlite_in_memory(url) {
+            // Persistent in the file: every later connection, of any process, finds it set.
+            sqlx::query("PRAGMA journal_mode = WAL")
+                .fetch_optional(&pool)
+                .await
+                .map_err(db)?;
+        }
+        let store = SqlStore { pool, dialect };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Applies the migrations the database has not had yet (`roundtrip migrate`; [`open`]
+    /// does it too). Fails if the database's history differs from the embedded migrations.
+    ///
+    /// [`open`]: SqlStore::open
+    pub async fn migrate(&self) -> Result<(), StoreError> {
+        let migrator = match self.dialect {
+            Dialect::Sqlite => &SQLITE_MIGRATIONS,
+            Dialect::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        migrator
+            .run(&self.pool)
+            .await
+            .map_err(|e| StoreError::Database(Box::new(e)))
+    }
+
+    /// Closes every connection, waiting for those in use to come back.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    /// A transaction that appends to the change log: it runs alone (see the module doc).
+    async fn change_tx(&self) -> Result<Transaction<'static, Any>, StoreError> {
+        match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(db),
+            Dialect::Postgres => {
+                let mut tx = self.pool.begin().await.map_err(db)?;
+                sqlx::query("LOCK TABLE changes IN SHARE ROW EXCLUSIVE MODE")
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db)?;
+                Ok(tx)
+            }
+        }
+    }
+
+    /// A transaction that writes the audit log only: no order to keep.
+    async fn audit_tx(&self) -> Result<Transaction<'static, Any>, StoreError> {
+        match self.dialect {
+            Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(db),
+            Dialect::Postgres => self.pool.begin().await.map_err(db),
+        }
+    }
+}
+
+fn sqlite_in_memory(url: &str) -> bool {
+    url.contains(":memory:") || url.contains("mode=memory")
+}
+
+/// Creates the directory of a SQLite file if it is missing, so that `mode=rwc` can create
+/// the file.
+fn create_parent_dir(url: &str) -> Result<(), StoreError> {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let path = rest.split(['?', '#']).next().unwrap_or(rest);
+    match Path::new(path).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
+            .map_err(|e| StoreError::Database(format!("creating {}: {e}", dir.display()).into())),
+        _ => Ok(()),
+    }
+}
+
+fn db(e: sqlx::Error) -> StoreError {
+    StoreError::Database(Box::new(e))
+}
+
+fn corrupt(what: impl std::fmt::Display) -> StoreError {
+    StoreError::Corrupt(what.to_string())
+}
+
+/// The error of an insert that named a missing tenant (a race with its deletion, on
+/// PostgreSQL) or a taken key; any other error as it is.
+fn insert_error(e: sqlx::Error, tenant: &str, id: &str) -> StoreError {
+    if let sqlx::Error::Database(d) = &e {
+        if d.is_foreign_key_violation() {
+            return StoreError::NotFound(format!("tenant {tenant:?}"));
+        }
+        if d.is_unique_violation() {
+            return StoreError::Conflict(format!("key {id:?} of tenant {tenant:?}"));
+        }
+    }
+    db(e)
+}
+
+/// A column of a row, or [`StoreError::Corrupt`] naming it.
+fn column<'r, T>(row: &'r AnyRow, name: &str) -> Result<T, StoreError>
+where
+    T: sqlx::Decode<'r, Any> + sqlx::Type<Any>,
+{
+    row.try_get(name)
+        .map_err(|e| corrupt(format_args!("column {name}: {e}")))
+}
+
+fn json<T: for<'de> Deserialize<'de>>(what: &str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|e| corrupt(format_args!("{what}: {e}")))
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<String, StoreError> {
+    // Only the model's own types are written, which always serialize.
+    serde_json::to_string(value).map_err(|e| StoreError::Database(Box::new(e)))
+}
+
+/// A limit as SQL takes it.
+fn limit(n: u32) -> i64 {
+    i64::from(n)
+}
+
+/// Appends one change to the log, in the caller's transaction.
+async fn record_change(
+    tx: &mut Transaction<'static, Any>,
+    tenant: &str,
+    key: Option<&str>,
+    at: Millis,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO changes (tenant, key_id, at) VALUES ($1, $2, $3)")
+        .bind(tenant)
+        .bind(key)
+        .bind(at.0)
+        .execute(&mut **tx)
+        .await
+        .map_err(db)?;
+    Ok(())
+}
+
+/// Whether the tenant exists, in the caller's transaction.
+async fn tenant_exists(
+    tx: &mut Transaction<'static, Any>,
+    tenant: &str,
+) -> Result<bool, StoreError> {
+    let row = sqlx::query("SELECT 1 AS one FROM tenants WHERE slug = $1")
+        .bind(tenant)
+        .fetch_optional(&mut **tx)
+        .await
+        .map_err(db)?;
+    Ok(row.is_some())
+}
+
+/// What a tenant's `settings` column holds: the spec's fields without a column of their own.
+#[derive(Serialize, Deserialize)]
+struct Settings {
+    instructions: Option<String>,
+    catalogs: Vec<String>,
+    disabled: Names,
+    state_ttl_secs: Option<u64>,
+    legacy_shim: bool,
+    rate_limits: RateLimits,
+}
+
+impl Settings {
+    fn of(spec: &TenantSpec) -> Settings {
+        Settings {
+            instructions: spec.instructions.clone(),
+            catalogs: spec.catalogs.clone(),
+            disabled: spec.disabled.clone(),
+            state_ttl_secs: spec.state_ttl_secs,
+            legacy_shim: spec.legacy_shim,
+            rate_limits: spec.rate_limits.clone(),
+        }
+    }
+
+    fn into_spec(self, name: String, auth: AuthMode) -> TenantSpec {
+        TenantSpec {
+            name,
+            instructions: self.instructions,
+            catalogs: self.catalogs,
+            disabled: self.disabled,
+            state_ttl_secs: self.state_ttl_secs,
+            legacy_shim: self.legacy_shim,
+            rate_limits: self.rate_limits,
+            auth,
+        }
+    }
+}
+
+fn slug(text: &str) -> Result<Slug, StoreError> {
+    Slug::parse(text).map_err(corrupt)
+}
+
+/// A `tenants` row (every column).
+fn tenant_row(row: &AnyRow) -> Result<TenantRecord, StoreError> {
+    let slug = slug(&column::<String>(row, "slug")?)?;
+    let status: String = column(row, "status")?;
+    let status = Status::parse(&status)
+        .ok_or_else(|| corrupt(format_args!("tenant {slug}: status {status:?}")))?;
+    let auth: String = column(row, "auth")?;
+    let auth = AuthMode::parse(&auth)
+        .ok_or_else(|| corrupt(format_args!("tenant {slug}: auth {auth:?}")))?;
+    let settings: Settings = json(
+        &format!("tenant {slug}: settings"),
+        &column::<String>(row, "settings")?,
+    )?;
+    Ok(TenantRecord {
+        spec: settings.into_spec(column(row, "name")?, auth),
+        status,
+        created_at: Millis(column(row, "created_at")?),
+        updated_at: Millis(column(row, "updated_at")?),
+        slug,
+    })
+}
+
+/// An `api_keys` row (every column).
+fn key_row(row: &AnyRow) -> Result<ApiKeyRecord, StoreError> {
+    let id: String = column(row, "id")?;
+    let digest: String = column(row, "digest")?;
+    let digest =
+        from_hex(&digest).ok_or_else(|| corrupt(format_args!("key {id:?}: digest {digest:?}")))?;
+    let scopes: BTreeSet<Scope> = json(
+        &format!("key {id:?}: scopes"),
+        &column::<String>(row, "scopes")?,
+    )?;
+    let allow: Option<Names> = match column::<Option<String>>(row, "allow")? {
+        Some(text) => Some(json(&format!("key {id:?}: allow"), &text)?),
+        None => None,
+    };
+    let mut key = ApiKeyRecord::from_digest(id, digest).with_scopes(scopes);
+    key.allow = allow;
+    key.expires_at = column::<Option<i64>>(row, "expires_at")?.map(Millis);
+    key.created_at = Millis(column(row, "created_at")?);
+    key.revoked_at = column::<Option<i64>>(row, "revoked_at")?.map(Millis);
+    Ok(key)
+}
+
+/// An `audit` row (every column).
+fn audit_row(row: &AnyRow) -> Result<AuditEvent, StoreError> {
+    let id: i64 = column(row, "id")?;
+    let kind: String = column(row, "kind")?;
+    let kind = AuditKind::parse(&kind)
+        .ok_or_else(|| corrupt(format_args!("audit event {id}: kind {kind:?}")))?;
+    let outcome: String = column(row, "outcome")?;
+    let outcome = AuditOutcome::parse(&outcome)
+        .ok_or_else(|| corrupt(format_args!("audit event {id}: outcome {outcome:?}")))?;
+    Ok(AuditEvent {
+        id,
+        tenant: slug(&column::<String>(row, "tenant")?)?,
+        at: Millis(column(row, "at")?),
+        actor: column(row, "actor")?,
+        kind,
+        action: column(row, "action")?,
+        target: column(row, "target")?,
+        outcome,
+        error_code: column(row, "error_code")?,
+        round: column(row, "round")?,
+        latency_us: column(row, "latency_us")?,
+    })
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
+fn from_hex(text: &str) -> Option<[u8; 32]> {
+    let text = text.as_bytes();
+    if text.len() != 64 {
+        return None;
+    }
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 32];
+    for (byte, pair) in out.iter_mut().zip(text.chunks_exact(2)) {
+        *byte = (nibble(pair[0])? << 4) | nibble(pair[1])?;
+    }
+    Some(out)
+}
+
+#[async_trait]
+impl Store for SqlStore {
+    async fn create_tenant(
+        &self,
+        slug: &Slug,
+        spec: &TenantSpec,
+    ) -> Result<TenantRecord, StoreError> {
+        let now = Millis::now();
+        let settings = to_json(&Settings::of(spec))?;
+        let mut tx = self.change_tx().await?;
+        let inserted = sqlx::query(
+            "INSERT INTO tenants (slug, name, status, auth, settings, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $6) ON CONFLICT (slug) DO NOTHING",
+        )
+        .bind(slug.as_str())
+        .bind(spec.name.as_str())
+        .bind(Status::Active.as_str())
+        .bind(spec.auth.as_str())
+        .bind(settings)
+        .bind(now.0)
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+        if inserted.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!("tenant {slug:?}")));
+        }
+        record_change(&mut tx, slug.as_str(), None, now).await?;
+        tx.commit().await.map_err(db)?;
+        Ok(TenantRecord {
+            slug: slug.clone(),
+            spec: spec.clone(),
+            status: Status::Active,
+            created_at: now,
+            updated_at: now,
+        })
+    }
+
+    async fn tenant(&self, slug: &str) -> Result<Option<TenantRecord>, StoreError> {
+        sqlx::query(
+            "SELECT slug, name, status, auth, settings, created_at, updated_at \
+             FROM tenants WHERE slug = $1",
+        )
+        .bind(slug)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db)?
+        .as_ref()
+        .map(tenant_row)
+        .transpose()
+    }
+
+    async fn tenants(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<TenantRecord>, StoreError> {
+        sqlx::query(
+            "SELECT slug, name, status, auth, settings, created_at, updated_at \
+             FROM tenants WHERE slug > $1 ORDER BY slug LIMIT $2",
+        )
+        // Every slug sorts after the empty string.
+        .bind(after.unwrap_or(""))
+        .bind(self::limit(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db)?
+        .iter()
+        .map(tenant_row)
+        .collect()
+    }
+
+    async fn update_tenant(
+        &self,
+        slug: &str,
+        spec: &TenantSpec,
+        status: Status,
+    ) -> Result<Option<TenantRecord>, StoreError> {
+        let now = Millis::now();
+        let settings = to_json(&Settings::of(spec))?;
+        let mut tx = self.change_tx().await?;
+        let row = sqlx::query(
+            "UPDATE tenants SET name = $2, status = $3, auth = $4, settings = $5, updated_at = $6 \
+             WHERE slug = $1 RETURNING slug, created_at",
+        )
+        .bind(slug)
+        .bind(spec.name.as_str())
+        .bind(status.as_str())
+        .bind(spec.auth.as_str())
+        .bind(settings)
+        .bind(now.0)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(db)?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let record = TenantRecord {
+            slug: self::slug(&column::<String>(&row, "slug")?)?,
+            spec: spec.clone(),
+            status,
+            created_at: Millis(column(&row, "created_at")?),
+            updated_at: now,
+        };
+        record_change(&mut tx, slug, None, now).await?;
+        tx.commit().await.map_err(db)?;
+        Ok(Some(record))
+    }
+
+    async fn delete_tenant(&self, slug: &str) -> Result<bool, StoreError> {
+        let mut tx = self.change_tx().await?;
+        sqlx::query("DELETE FROM api_keys WHERE tenant = $1")
+            .bind(slug)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        let deleted = sqlx::query("DELETE FROM tenants WHERE slug = $1")
+            .bind(slug)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        if deleted.rows_affected() == 0 {
+            return Ok(false);
+        }
+        record_change(&mut tx, slug, None, Millis::now()).await?;
+        tx.commit().await.map_err(db)?;
+        Ok(true)
+    }
+
+    async fn create_key(&self, tenant: &str, key: &ApiKeyRecord) -> Result<(), StoreError> {
+        let scopes = to_json(&key.scopes)?;
+        let allow = key.allow.as_ref().map(to_json).transpose()?;
+        let mut tx = self.change_tx().await?;
+        if !tenant_exists(&mut tx, tenant).await? {
+            return Err(StoreError::NotFound(format!("tenant {tenant:?}")));
+        }
+        let inserted = sqlx::query(
+            "INSERT INTO api_keys \
+             (tenant, id, digest, scopes, allow, expires_at, created_at, revoked_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, id) DO NOTHING",
+        )
+        .bind(tenant)
+        .bind(key.id.as_str())
+        .bind(to_hex(key.digest()))
+        .bind(scopes)
+        .bind(allow)
+        .bind(key.expires_at.map(|m| m.0))
+        .bind(key.created_at.0)
+        .bind(key.revoked_at.map(|m| m.0))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| insert_error(e, tenant, &key.id))?;
+        if inserted.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "key {:?} of tenant {tenant:?}",
+                key.id
+            )));
+        }
+        record_change(&mut tx, tenant, Some(&key.id), Millis::now()).await?;
+        tx.commit().await.map_err(db)
+    }
+
+    async fn put_key(&self, tenant: &str, key: &ApiKeyRecord) -> Result<(), StoreError> {
+        let scopes = to_json(&key.scopes)?;
+        let allow = key.allow.as_ref().map(to_json).transpose()?;
+        let mut tx = self.change_tx().await?;
+        if !tenant_exists(&mut tx, tenant).await? {
+            return Err(StoreError::NotFound(format!("tenant {tenant:?}")));
+        }
+        sqlx::query(
+            "INSERT INTO api_keys \
+             (tenant, id, digest, scopes, allow, expires_at, created_at, revoked_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+             ON CONFLICT (tenant, id) DO UPDATE SET digest = excluded.digest, \
+             scopes = excluded.scopes, allow = excluded.allow, \
+             expires_at = excluded.expires_at, created_at = excluded.created_at, \
+             revoked_at = excluded.revoked_at",
+        )
+        .bind(tenant)
+        .bind(key.id.as_str())
+        .bind(to_hex(key.digest()))
+        .bind(scopes)
+        .bind(allow)
+        .bind(key.expires_at.map(|m| m.0))
+        .bind(key.created_at.0)
+        .bind(key.revoked_at.map(|m| m.0))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| insert_error(e, tenant, &key.id))?;
+        record_change(&mut tx, tenant, Some(&key.id), Millis::now()).await?;
+        tx.commit().await.map_err(db)
+    }
+
+    async fn key(&self, tenant: &str, id: &str) -> Result<Option<ApiKeyRecord>, StoreError> {
+        sqlx::query(
+            "SELECT id, digest, scopes, allow, expires_at, created_at, revoked_at \
+             FROM api_keys WHERE tenant = $1 AND id = $2",
+        )
+        .bind(tenant)
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db)?
+        .as_ref()
+        .map(key_row)
+        .transpose()
+    }
+
+    async fn keys(
+        &self,
+        tenant: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<Vec<ApiKeyRecord>, StoreError> {
+        sqlx::query(
+            "SELECT id, digest, scopes, allow, expires_at, created_at, revoked_at \
+             FROM api_keys WHERE tenant = $1 AND id > $2 ORDER BY id LIMIT $3",
+        )
+        .bind(tenant)
+        .bind(after.unwrap_or(""))
+        .bind(self::limit(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db)?
+        .iter()
+        .map(key_row)
+        .collect()
+    }
+
+    async fn revoke_key(&self, tenant: &str, id: &str, at: Millis) -> Result<bool, StoreError> {
+        let mut tx = self.change_tx().await?;
+        let revoked = sqlx::query(
+            "UPDATE api_keys SET revoked_at = $3 \
+             WHERE tenant = $1 AND id = $2 AND revoked_at IS NULL",
+        )
+        .bind(tenant)
+        .bind(id)
+        .bind(at.0)
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+        if revoked.rows_affected() == 0 {
+            return Ok(false);
+        }
+        record_change(&mut tx, tenant, Some(id), Millis::now()).await?;
+        tx.commit().await.map_err(db)?;
+        Ok(true)
+    }
+
+    async fn last_change(&self) -> Result<i64, StoreError> {
+        let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) AS seq FROM changes")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(db)?;
+        column(&row, "seq")
+    }
+
+    async fn changes_since(&self, seq: i64, limit: u32) -> Result<Vec<Change>, StoreError> {
+        sqlx::query("SELECT seq, tenant, key_id FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2")
+            .bind(seq)
+            .bind(self::limit(limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(db)?
+            .iter()
+            .map(|row| {
+                Ok(Change {
+                    seq: column(row, "seq")?,
+                    tenant: column(row, "tenant")?,
+                    key: column(row, "key_id")?,
+                })
+            })
+            .collect()
+    }
+
+    async fn prune_changes(&self, before: Millis) -> Result<u64, StoreError> {
+        let mut tx = self.change_tx().await?;
+        let pruned = sqlx::query(
+            "DELETE FROM changes WHERE at < $1 AND seq < (SELECT MAX(seq) FROM changes)",
+        )
+        .bind(before.0)
+        .execute(&mut *tx)
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        Ok(pruned.rows_affected())
+    }
+
+    async fn append_audit(&self, events: &[AuditEvent]) -> Result<(), StoreError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.audit_tx().await?;
+        for event in events {
+            sqlx::query(
+                "INSERT INTO audit (tenant, at, actor, kind, action, target, outcome, \
+                 error_code, round, latency_us) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            )
+            .bind(event.tenant.as_str())
+            .bind(event.at.0)
+            .bind(event.actor.as_str())
+            .bind(event.kind.as_str())
+            .bind(event.action.as_str())
+            .bind(event.target.as_deref())
+            .bind(event.outcome.as_str())
+            .bind(event.error_code)
+            .bind(event.round)
+            .bind(event.latency_us)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        }
+        tx.commit().await.map_err(db)
+    }
+
+    async fn audit(
+        &self,
+        tenant: &str,
+        filter: &AuditFilter,
+    ) -> Result<Vec<AuditEvent>, StoreError> {
+        sqlx::query(
+            "SELECT id, tenant, at, actor, kind, action, target, outcome, error_code, round, \
+             latency_us FROM audit \
+             WHERE tenant = $1 AND at >= $2 AND id < $3 \
+             AND ($4 IS NULL OR target = $4) AND ($5 IS NULL OR outcome = $5) \
+             ORDER BY id DESC LIMIT $6",
+        )
+        .bind(tenant)
+        .bind(filter.since.map_or(i64::MIN, |m| m.0))
+        .bind(filter.before_id.unwrap_or(i64::MAX))
+        .bind(filter.target.as_deref())
+        .bind(filter.outcome.map(AuditOutcome::as_str))
+        .bind(self::limit(filter.limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(db)?
+        .iter()
+        .map(audit_row)
+        .collect()
+    }
+
+    async fn purge_audit(&self, before: Millis) -> Result<u64, StoreError> {
+        let mut tx = self.audit_tx().await?;
+        let purged = sqlx::query("DELETE FROM audit WHERE at < $1")
+            .bind(before.0)
+            .execute(&mut *tx)
+            .await
+            .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        Ok(purged.rows_affected())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips_a_digest() {
+        let digest: [u8; 32] = std::array::from_fn(|i| (i * 37) as u8);
+        let text = to_hex(&digest);
+        assert_eq!(text.len(), 64);
+        assert_eq!(from_hex(&text), Some(digest));
+    }
+
+    #[test]
+    fn malformed_hex_is_no_digest() {
+        assert_eq!(from_hex("ab"), None);
+        assert_eq!(from_hex(&"G".repeat(64)), None);
+        assert_eq!(from_hex(&"AB".repeat(32)), None);
+    }
+
+    #[test]
+    fn the_dialect_follows_the_url_scheme() {
+        assert_eq!(Dialect::of("sqlite://x.db").ok(), Some(Dialect::Sqlite));
+        assert_eq!(Dialect::of("sqlite::memory:").ok(), Some(Dialect::Sqlite));
+        assert_eq!(
+            Dialect::of("postgres://u@h/d").ok(),
+            Some(Dialect::Postgres)
+        );
+        assert_eq!(
+            Dialect::of("postgresql://u@h/d").ok(),
+            Some(Dialect::Postgres)
+        );
+        assert!(Dialect::of("mysql://u@h/d").is_err());
+    }
+
+    #[test]
+    fn a_sqlite_url_names_its_directory() {
+        let dir = std::env::temp_dir().join(format!("rt-store-{}", rand::random::<u64>()));
+        let url = format!("sqlite://{}/a/b.db?mode=rwc", dir.display());
+        create_parent_dir(&url).unwrap();
+        assert!(dir.join("a").is_dir());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

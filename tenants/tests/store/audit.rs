@@ -1,0 +1,246 @@
+//! The audit log: appended in batches, read newest first through a filter and a cursor,
+//! purged by age.
+
+use roundtrip_tenants::audit::{AuditEvent, AuditFilter, AuditKind, AuditOutcome};
+use roundtrip_tenants::{Millis, Store};
+
+use crate::harness::{event, Db};
+
+use AuditOutcome::{Complete, Error, InputRequired};
+
+/// The filter with nothing but a limit.
+fn all(limit: u32) -> AuditFilter {
+    AuditFilter {
+        limit,
+        ..AuditFilter::default()
+    }
+}
+
+/// The `at` of each event `filter` reads of tenant `acme`, in the order read.
+async fn ats(store: &dyn Store, filter: &AuditFilter) -> Vec<i64> {
+    store
+        .audit("acme", filter)
+        .await
+        .expect("the audit events")
+        .into_iter()
+        .map(|e| e.at.0)
+        .collect()
+}
+
+/// Five events of `acme`, at 10, 20, … 50, in that order.
+async fn five_events(store: &dyn Store) {
+    store
+        .append_audit(&[
+            event("acme", 10, "echo", Complete),
+            event("acme", 20, "add", InputRequired),
+            event("acme", 30, "echo", Error),
+            event("acme", 40, "add", Complete),
+            event("acme", 50, "echo", InputRequired),
+        ])
+        .await
+        .expect("the events are appended");
+}
+
+on_both_backends!(
+    appended_events_read_back_newest_first_with_every_field,
+    later_batches_get_larger_ids,
+    appending_no_events_appends_nothing,
+    audit_reads_only_the_tenants_events,
+    the_since_filter_keeps_the_events_at_or_after_the_moment,
+    the_target_filter_keeps_the_events_about_the_target,
+    the_outcome_filter_keeps_the_events_with_the_outcome,
+    the_filters_combine,
+    the_limit_caps_a_page,
+    the_before_id_cursor_pages_through_the_log,
+    the_cursor_combines_with_the_filters,
+    purging_deletes_the_events_before_the_moment_and_counts_them,
+);
+
+async fn appended_events_read_back_newest_first_with_every_field(db: &Db) {
+    let store = db.store();
+    let call = event("acme", 10, "echo", Error);
+    let admin = AuditEvent {
+        id: 0,
+        tenant: call.tenant.clone(),
+        at: Millis(20),
+        actor: "operator".into(),
+        kind: AuditKind::Admin,
+        action: "key.create".into(),
+        target: None,
+        outcome: Complete,
+        error_code: None,
+        round: None,
+        latency_us: None,
+    };
+    store
+        .append_audit(&[call.clone(), admin.clone()])
+        .await
+        .expect("appended");
+    let read = store
+        .audit("acme", &all(10))
+        .await
+        .expect("the audit events");
+    assert_eq!(read.len(), 2);
+    assert!(read[0].id > read[1].id, "{read:?}");
+    assert_eq!(
+        read[0],
+        AuditEvent {
+            id: read[0].id,
+            ..admin
+        }
+    );
+    assert_eq!(
+        read[1],
+        AuditEvent {
+            id: read[1].id,
+            ..call
+        }
+    );
+}
+
+async fn later_batches_get_larger_ids(db: &Db) {
+    let store = db.store();
+    // Newest by id, whatever their times say.
+    store
+        .append_audit(&[event("acme", 50, "echo", Complete)])
+        .await
+        .expect("appended");
+    store
+        .append_audit(&[event("acme", 10, "echo", Complete)])
+        .await
+        .expect("appended");
+    assert_eq!(ats(store, &all(10)).await, [10, 50]);
+}
+
+async fn appending_no_events_appends_nothing(db: &Db) {
+    db.store()
+        .append_audit(&[])
+        .await
+        .expect("nothing appended");
+    assert!(ats(db.store(), &all(10)).await.is_empty());
+}
+
+async fn audit_reads_only_the_tenants_events(db: &Db) {
+    let store = db.store();
+    store
+        .append_audit(&[
+            event("acme", 10, "echo", Complete),
+            event("other", 20, "echo", Complete),
+        ])
+        .await
+        .expect("appended");
+    assert_eq!(ats(store, &all(10)).await, [10]);
+    assert_eq!(
+        store
+            .audit("other", &all(10))
+            .await
+            .expect("the audit events")
+            .len(),
+        1
+    );
+}
+
+async fn the_since_filter_keeps_the_events_at_or_after_the_moment(db: &Db) {
+    five_events(db.store()).await;
+    let filter = AuditFilter {
+        since: Some(Millis(30)),
+        ..all(10)
+    };
+    assert_eq!(ats(db.store(), &filter).await, [50, 40, 30]);
+}
+
+async fn the_target_filter_keeps_the_events_about_the_target(db: &Db) {
+    five_events(db.store()).await;
+    let filter = AuditFilter {
+        target: Some("add".into()),
+        ..all(10)
+    };
+    assert_eq!(ats(db.store(), &filter).await, [40, 20]);
+}
+
+async fn the_outcome_filter_keeps_the_events_with_the_outcome(db: &Db) {
+    five_events(db.store()).await;
+    let filter = AuditFilter {
+        outcome: Some(InputRequired),
+        ..all(10)
+    };
+    assert_eq!(ats(db.store(), &filter).await, [50, 20]);
+    let filter = AuditFilter {
+        outcome: Some(Error),
+        ..all(10)
+    };
+    assert_eq!(ats(db.store(), &filter).await, [30]);
+}
+
+async fn the_filters_combine(db: &Db) {
+    five_events(db.store()).await;
+    let filter = AuditFilter {
+        since: Some(Millis(20)),
+        target: Some("echo".into()),
+        outcome: Some(InputRequired),
+        ..all(10)
+    };
+    assert_eq!(ats(db.store(), &filter).await, [50]);
+}
+
+async fn the_limit_caps_a_page(db: &Db) {
+    five_events(db.store()).await;
+    assert_eq!(ats(db.store(), &all(2)).await, [50, 40]);
+}
+
+async fn the_before_id_cursor_pages_through_the_log(db: &Db) {
+    let store = db.store();
+    five_events(store).await;
+    let mut pages = Vec::new();
+    let mut before_id = None;
+    loop {
+        let page = store
+            .audit(
+                "acme",
+                &AuditFilter {
+                    before_id,
+                    ..all(2)
+                },
+            )
+            .await
+            .expect("a page");
+        let Some(last) = page.last() else { break };
+        before_id = Some(last.id);
+        pages.push(page.iter().map(|e| e.at.0).collect::<Vec<_>>());
+    }
+    assert_eq!(pages, [vec![50, 40], vec![30, 20], vec![10]]);
+}
+
+async fn the_cursor_combines_with_the_filters(db: &Db) {
+    let store = db.store();
+    five_events(store).await;
+    let echo = |before_id| AuditFilter {
+        target: Some("echo".into()),
+        before_id,
+        ..all(1)
+    };
+    let first = store.audit("acme", &echo(None)).await.expect("a page");
+    assert_eq!(first.len(), 1);
+    let second = store
+        .audit("acme", &echo(Some(first[0].id)))
+        .await
+        .expect("a page");
+    assert_eq!(second.iter().map(|e| e.at.0).collect::<Vec<_>>(), [30]);
+}
+
+async fn purging_deletes_the_events_before_the_moment_and_counts_them(db: &Db) {
+    let store = db.store();
+    five_events(store).await;
+    store
+        .append_audit(&[event("other", 5, "echo", Complete)])
+        .await
+        .expect("appended");
+    assert_eq!(store.purge_audit(Millis(30)).await.expect("a purge"), 3);
+    assert_eq!(ats(store, &all(10)).await, [50, 40, 30]);
+    assert!(store
+        .audit("other", &all(10))
+        .await
+        .expect("the audit events")
+        .is_empty());
+    assert_eq!(store.purge_audit(Millis(30)).await.expect("a purge"), 0);
+}
