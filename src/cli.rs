@@ -40,6 +40,15 @@ pub enum Command {
     /// Drive concurrent clients against an MCP endpoint; report throughput, latency
     /// percentiles, errors and the server's memory (see BENCHMARKS.md).
     Bench(BenchArgs),
+    /// Create or upgrade the tenant store's tables (also done at every start)
+    Migrate,
+    /// Create, list, show, suspend, resume or delete tenants in the store
+    ///
+    /// Works on the store the settings name (ROUNDTRIP_DATABASE_URL, or SQLite under
+    /// data_dir); a running server follows within tenants.follow_ms.
+    Tenant(TenantArgs),
+    /// Create, list or revoke a tenant's API keys in the store
+    Key(KeyArgs),
     /// Call a tool of any MCP server, answering its input requests (forms in the terminal)
     ///
     /// Prints the tool's text content (every content block, --json for the whole result).
@@ -49,6 +58,97 @@ pub enum Command {
     Prompt(PromptArgs),
     /// Read a resource of any MCP server, answering its input requests; prints its contents
     Read(ReadArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TenantArgs {
+    #[command(subcommand)]
+    pub command: TenantCommand,
+    /// Print JSON (the admin API's shapes) instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TenantCommand {
+    /// Create a tenant, served at /t/SLUG/mcp
+    Create {
+        /// 2 to 63 lowercase letters, digits and '-', starting with a letter or digit.
+        slug: String,
+        /// A name for people [default: the slug].
+        #[arg(long)]
+        name: Option<String>,
+        /// A catalog it serves (repeatable): examples, conformance.
+        #[arg(long = "catalog", required = true)]
+        catalogs: Vec<String>,
+        /// How MCP callers authenticate.
+        #[arg(long, value_enum, default_value_t = AuthArg::ApiKey)]
+        auth: AuthArg,
+        /// What clients are told about the server.
+        #[arg(long)]
+        instructions: Option<String>,
+    },
+    /// List every tenant
+    List,
+    /// Show one tenant
+    Show { slug: String },
+    /// Suspend a tenant: its MCP endpoint answers 403
+    Suspend { slug: String },
+    /// Resume a suspended tenant
+    Resume { slug: String },
+    /// Delete a tenant and its keys
+    Delete { slug: String },
+}
+
+/// `--auth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum AuthArg {
+    ApiKey,
+    Anonymous,
+}
+
+#[derive(Debug, Args)]
+pub struct KeyArgs {
+    #[command(subcommand)]
+    pub command: KeyCommand,
+    /// Print JSON (the admin API's shapes) instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Issue a key; its secret is printed this once
+    Create {
+        /// The tenant.
+        tenant: String,
+        /// What it may be used for (repeatable): mcp, tenant-admin [default: mcp].
+        #[arg(long = "scope", value_enum)]
+        scopes: Vec<ScopeArg>,
+        /// Limit it to this tool (repeatable; any --allow-* limits the key to those listed).
+        #[arg(long = "allow-tool", value_name = "NAME")]
+        tools: Vec<String>,
+        /// Limit it to this prompt (repeatable).
+        #[arg(long = "allow-prompt", value_name = "NAME")]
+        prompts: Vec<String>,
+        /// Limit it to this resource URI or URI template (repeatable).
+        #[arg(long = "allow-resource", value_name = "URI")]
+        resources: Vec<String>,
+        /// When it stops working (RFC 3339, e.g. 2027-01-31T12:00:00Z).
+        #[arg(long, value_name = "TIME")]
+        expires_at: Option<String>,
+    },
+    /// List a tenant's keys (never their secrets)
+    List { tenant: String },
+    /// Revoke a key: it stops working within tenants.follow_ms
+    Revoke { tenant: String, id: String },
+}
+
+/// `--scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    Mcp,
+    TenantAdmin,
 }
 
 #[derive(Debug, Args)]

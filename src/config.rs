@@ -54,6 +54,16 @@ pub struct Config {
     pub demo_api_key: Option<String>,
     /// Log filter (tracing `EnvFilter` syntax); `RUST_LOG` wins.
     pub log: String,
+    /// The tenant store: `sqlite://PATH` or `postgres://…` (`ROUNDTRIP_DATABASE_URL`);
+    /// unset: SQLite at `{data_dir}/roundtrip.db`.
+    pub database_url: Option<String>,
+    /// Where embedded state lives (the default SQLite store).
+    pub data_dir: String,
+    /// The admin API's operator token (`ROUNDTRIP_ADMIN_TOKEN`); unset: only tenant-admin
+    /// keys reach the admin API.
+    pub admin_token: Option<String>,
+    pub tenants: TenantsSettings,
+    pub audit: AuditSettings,
     pub http: HttpSettings,
     pub mcp: McpSettings,
     pub state: StateSettings,
@@ -70,11 +80,59 @@ impl std::fmt::Debug for Config {
                 &self.demo_api_key.as_ref().map(|_| "<redacted>"),
             )
             .field("log", &self.log)
+            .field(
+                "database_url",
+                &self.database_url.as_ref().map(|_| "<redacted>"),
+            )
+            .field("data_dir", &self.data_dir)
+            .field(
+                "admin_token",
+                &self.admin_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field("tenants", &self.tenants)
+            .field("audit", &self.audit)
             .field("http", &self.http)
             .field("mcp", &self.mcp)
             .field("state", &self.state)
             .field("legacy", &self.legacy)
             .finish()
+    }
+}
+
+/// How a serving process follows the tenant store.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct TenantsSettings {
+    /// How often the store's change log is read: changes made by another process or the CLI
+    /// (revocations, suspensions) take effect within this.
+    pub follow_ms: u64,
+}
+
+impl Default for TenantsSettings {
+    fn default() -> Self {
+        Self { follow_ms: 500 }
+    }
+}
+
+/// The audit log of calls and admin actions.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct AuditSettings {
+    /// Record every `tools/call`, `prompts/get` and `resources/read`.
+    pub enabled: bool,
+    /// Days records are kept.
+    pub retention_days: u64,
+    /// Records waiting to be written; beyond it records are dropped and counted.
+    pub queue: usize,
+}
+
+impl Default for AuditSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            retention_days: 30,
+            queue: roundtrip_tenants::audit_log::AuditSettings::default().queue,
+        }
     }
 }
 
@@ -129,9 +187,6 @@ pub struct LegacySettings {
     pub unused_timeout_secs: u64,
     /// How long the shim waits for the client's answer to one input request.
     pub leg_timeout_secs: u64,
-    /// Tenants whose input-required results are not relayed to legacy sessions (they get
-    /// the refusal instead).
-    pub shim_disabled_for: Vec<String>,
 }
 
 impl Default for LegacySettings {
@@ -144,7 +199,6 @@ impl Default for LegacySettings {
             idle_timeout_secs: runtime.idle_timeout.as_secs(),
             unused_timeout_secs: runtime.unused_timeout.as_secs(),
             leg_timeout_secs: runtime.leg_timeout.as_secs(),
-            shim_disabled_for: Vec::new(),
         }
     }
 }
@@ -160,11 +214,6 @@ impl LegacySettings {
             leg_timeout: Duration::from_secs(self.leg_timeout_secs),
         }
     }
-
-    /// Whether `slug`'s input requests are relayed to its legacy sessions.
-    pub fn shim_enabled(&self, slug: &str) -> bool {
-        !self.shim_disabled_for.iter().any(|s| s.trim() == slug)
-    }
 }
 
 impl Default for Config {
@@ -174,6 +223,11 @@ impl Default for Config {
             workers: None,
             demo_api_key: None,
             log: "info".into(),
+            database_url: None,
+            data_dir: "./.roundtrip".into(),
+            admin_token: None,
+            tenants: TenantsSettings::default(),
+            audit: AuditSettings::default(),
             http: HttpSettings::default(),
             mcp: McpSettings::default(),
             state: StateSettings::default(),
@@ -258,6 +312,12 @@ pub enum InvalidConfig {
 /// Longest idle time of a legacy session, and longest wait for one answer: a day.
 const MAX_LEGACY_TIMEOUT_SECS: u64 = 24 * 60 * 60;
 
+/// Slowest reading of the store's change log: a minute (revocations wait that long at most).
+const MAX_FOLLOW_MS: u64 = 60_000;
+
+/// Longest audit retention: ten years.
+const MAX_AUDIT_RETENTION_DAYS: u64 = 3650;
+
 /// Longest lifetime of a sealed state: a day. Rotated keys stay verifiable that long.
 const MAX_STATE_TTL_SECS: u64 = 24 * 60 * 60;
 
@@ -293,7 +353,6 @@ impl Config {
             .list_separator(",")
             .with_list_parse_key("http.allowed_hosts")
             .with_list_parse_key("http.allowed_origins")
-            .with_list_parse_key("legacy.shim_disabled_for")
             .try_parsing(true)
             .source(environment);
         let config: Config = builder
@@ -354,6 +413,14 @@ impl Config {
             u64::from(MAX_ROUNDS_LIMIT),
         )?;
 
+        within("tenants.follow_ms", self.tenants.follow_ms, MAX_FOLLOW_MS)?;
+        within(
+            "audit.retention_days",
+            self.audit.retention_days,
+            MAX_AUDIT_RETENTION_DAYS,
+        )?;
+        non_zero("audit.queue", self.audit.queue as u64)?;
+
         let legacy = &self.legacy;
         non_zero("legacy.max_sessions", legacy.max_sessions as u64)?;
         non_zero(
@@ -397,6 +464,17 @@ impl Config {
 
     pub fn request_timeout(&self) -> Duration {
         Duration::from_millis(self.mcp.request_timeout_ms)
+    }
+
+    /// The tenant store's URL: `database_url`, or the SQLite file under `data_dir`.
+    pub fn store_url(&self) -> String {
+        match &self.database_url {
+            Some(url) => url.clone(),
+            None => {
+                let dir = self.data_dir.trim_end_matches('/');
+                format!("sqlite://{dir}/roundtrip.db")
+            }
+        }
     }
 }
 
@@ -748,14 +826,40 @@ mod tests {
     }
 
     #[test]
-    fn the_shim_is_turned_off_per_tenant_from_the_environment() {
+    fn the_store_is_sqlite_under_the_data_dir_unless_a_database_is_named() {
+        let config = Config {
+            data_dir: "/var/lib/roundtrip/".into(),
+            ..Config::default()
+        };
+        assert_eq!(
+            config.store_url(),
+            "sqlite:///var/lib/roundtrip/roundtrip.db"
+        );
         let env = config::Map::from([(
-            "ROUNDTRIP_LEGACY__SHIM_DISABLED_FOR".to_owned(),
-            "demo, acme".to_owned(),
+            "ROUNDTRIP_DATABASE_URL".to_owned(),
+            "postgres://db/roundtrip".to_owned(),
         )]);
         let loaded = Config::load_from(None, Some(env)).expect("loads");
-        assert!(!loaded.legacy.shim_enabled("demo"));
-        assert!(!loaded.legacy.shim_enabled("acme"));
-        assert!(loaded.legacy.shim_enabled("conformance"));
+        assert_eq!(loaded.store_url(), "postgres://db/roundtrip");
+    }
+
+    #[test]
+    fn secrets_stay_out_of_debug() {
+        let config = Config {
+            admin_token: Some("op-s3cret".into()),
+            database_url: Some("postgres://u:pw-s3cret@db/x".into()),
+            ..Config::default()
+        };
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    #[test]
+    fn audit_and_follow_settings_are_bounded() {
+        assert!(validated(|c| c.tenants.follow_ms = 0).is_err());
+        assert!(validated(|c| c.tenants.follow_ms = 60_001).is_err());
+        assert!(validated(|c| c.audit.retention_days = 0).is_err());
+        assert!(validated(|c| c.audit.queue = 0).is_err());
+        assert!(validated(|c| c.tenants.follow_ms = 250).is_ok());
     }
 }

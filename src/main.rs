@@ -25,11 +25,16 @@ fn main() -> std::process::ExitCode {
         Command::Serve(args) => {
             configure(&cli, |c| Ok(c.with_serve_args(args)?)).map(commands::serve::run)
         }
-        Command::Stdio(args) => configure(&cli, |c| {
-            c.validate()?;
-            Ok(c)
-        })
-        .map(|c| commands::stdio::run(c, args)),
+        Command::Migrate => {
+            configure(&cli, validated).map(|c| block_on(commands::migrate::run(&c)))
+        }
+        Command::Tenant(args) => {
+            configure(&cli, validated).map(|c| block_on(commands::tenant::tenant(&c, args)))
+        }
+        Command::Key(args) => {
+            configure(&cli, validated).map(|c| block_on(commands::tenant::key(&c, args)))
+        }
+        Command::Stdio(args) => configure(&cli, validated).map(|c| commands::stdio::run(c, args)),
     };
     match outcome {
         Err(e) => {
@@ -42,6 +47,19 @@ fn main() -> std::process::ExitCode {
         }
         Ok(Ok(())) => std::process::ExitCode::SUCCESS,
     }
+}
+
+fn validated(config: Config) -> anyhow::Result<Config> {
+    config.validate()?;
+    Ok(config)
+}
+
+/// Runs a store command on a runtime of its own.
+fn block_on(work: impl std::future::Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(work)
 }
 
 /// The file and `ROUNDTRIP_*` settings, then the command's flags over them (`finish`, which

@@ -1,5 +1,6 @@
-//! Builds the process-wide pieces once (tenants, the KeyManager on its own arbiter, the MCP
-//! service) and starts the HTTP server. Tests call [`start`] with port 0.
+//! Builds the process-wide pieces once (the tenant store and the registry that follows it,
+//! the KeyManager on its own arbiter, the audit log, the MCP service and the admin API) and
+//! starts the HTTP server. Tests call [`start_with`] with port 0 and a store of their own.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,13 +10,18 @@ use actix::{Actor, Arbiter};
 use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
-use roundtrip_runtime::handler::TenantSettings;
 use roundtrip_runtime::sealing::{
     EnsureTenant, KeyManager, KeyShare, LocalKeyShare, SealPolicy, SetTenantGrace, Snapshot,
 };
-use roundtrip_runtime::tenancy::{Tenant, TenantDirectory};
+use roundtrip_runtime::tenancy::TenantDirectory;
 use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
-use roundtrip_tenants::{ApiKey, ApiKeyRecord, AuthMode, Slug, TenantRegistry, TenantSpec};
+use roundtrip_tenants::admin::{self, AdminApi};
+use roundtrip_tenants::audit_log::{self, AuditLog};
+use roundtrip_tenants::store::SqlStore;
+use roundtrip_tenants::{
+    ApiKey, ApiKeyRecord, AuthMode, Slug, Store, StoreError, TenantRegistry, TenantSpec,
+};
+use tokio_util::sync::CancellationToken;
 
 use crate::catalogs;
 use crate::config::Config;
@@ -26,61 +32,86 @@ pub struct Running {
     pub server: actix_web::dev::ServerHandle,
     pub service: Arc<McpService>,
     pub registry: Arc<TenantRegistry>,
+    /// The audit log's writer, when auditing is on.
+    pub audit: Option<AuditLog>,
     /// The demo tenant's key when it was generated (not configured): shown once.
     pub generated_demo_key: Option<ApiKey>,
     key_arbiter: Arbiter,
+    /// Stops the registry's follower and the audit writer.
+    background: CancellationToken,
 }
 
 impl Running {
-    /// Closes open streams gracefully, stops the server and the key manager.
+    /// Closes open streams gracefully, stops the server, the key manager and the background
+    /// tasks (the audit writer writes what it holds first).
     pub async fn stop(self) {
         self.service.shutdown_token().cancel();
         self.server.stop(true).await;
+        self.background.cancel();
         self.key_arbiter.stop();
     }
 }
 
-/// The default tenants of `roundtrip serve`: `demo` (API key, `examples`) and `conformance`
-/// (anonymous, `conformance`).
-pub fn default_tenants(config: &Config) -> anyhow::Result<(TenantRegistry, Option<ApiKey>)> {
-    let registry = TenantRegistry::new();
-    for (slug, name, auth, catalog) in [
-        ("demo", "Demo", AuthMode::ApiKey, "examples"),
-        (
-            "conformance",
-            "Conformance fixtures",
-            AuthMode::Anonymous,
-            "conformance",
-        ),
-    ] {
-        let spec = TenantSpec {
-            slug: Slug::parse(slug)?,
-            name: name.into(),
-            auth,
-            catalogs: vec![catalog.into()],
-        };
-        let catalog = catalogs::build(&spec.catalogs)?;
-        let settings = TenantSettings {
-            legacy_shim: config.legacy.shim_enabled(slug),
-            ..TenantSettings::default()
-        };
-        let tenant = Tenant::new(slug, catalog)
-            .with_settings(settings)
-            .with_server_info(serde_json::json!({ "name": format!("roundtrip-{slug}"), "title": name, "version": env!("CARGO_PKG_VERSION") }));
-        registry.insert(spec, tenant)?;
+/// Opens the tenant store the settings name (creating and migrating it).
+pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
+    let url = config.store_url();
+    let store = SqlStore::open(&url)
+        .await
+        .with_context(|| format!("opening the tenant store ({})", scheme_of(&url)))?;
+    Ok(Arc::new(store))
+}
+
+/// The URL's scheme only: the rest may hold a password.
+fn scheme_of(url: &str) -> &str {
+    url.split_once(':').map_or("?", |(scheme, _)| scheme)
+}
+
+/// The tenants of a new store: `demo` (API key, `examples`) and `conformance` (anonymous,
+/// `conformance`), created when the store has no tenant at all. The demo key is
+/// `demo_api_key` when set (kept current at every start), otherwise generated once, when the
+/// demo tenant is created, and returned to be shown.
+pub async fn seed(store: &dyn Store, config: &Config) -> anyhow::Result<Option<ApiKey>> {
+    let mut created_demo = false;
+    if store.tenants(None, 1).await?.is_empty() {
+        for (slug, name, auth, catalog) in [
+            ("demo", "Demo", AuthMode::ApiKey, "examples"),
+            (
+                "conformance",
+                "Conformance fixtures",
+                AuthMode::Anonymous,
+                "conformance",
+            ),
+        ] {
+            let spec = TenantSpec::new(name, vec![catalog.into()], auth);
+            match store.create_tenant(&Slug::parse(slug)?, &spec).await {
+                Ok(_) => created_demo |= slug == "demo",
+                // Another process seeded it first.
+                Err(StoreError::Conflict(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
-    let generated = match &config.demo_api_key {
+    if store.tenant("demo").await?.is_none() {
+        return Ok(None);
+    }
+    match &config.demo_api_key {
         Some(secret) => {
-            registry.add_key("demo", ApiKeyRecord::from_secret("demo".into(), secret));
-            None
+            let record = ApiKeyRecord::from_secret("demo".into(), secret);
+            let current = store.key("demo", "demo").await?;
+            if current.is_none_or(|k| {
+                k.digest() != record.digest() || !k.is_live(roundtrip_tenants::Millis::now())
+            }) {
+                store.put_key("demo", &record).await?;
+            }
+            Ok(None)
         }
-        None => {
+        None if created_demo => {
             let key = ApiKey::generate("demo");
-            registry.add_key("demo", key.record());
-            Some(key)
+            store.put_key("demo", &key.record()).await?;
+            Ok(Some(key))
         }
-    };
-    Ok((registry, generated))
+        None => Ok(None),
+    }
 }
 
 /// The runtime settings and the state keys every transport dispatches with: the KeyManager
@@ -148,6 +179,9 @@ pub async fn dispatching(
         max_rounds: config.mcp.max_rounds,
         sealing: Some(policy),
         legacy: config.legacy.runtime(),
+        // Set by the HTTP server, which has the registry and the audit log.
+        limiter: None,
+        audit: None,
     };
     Ok(Dispatching {
         runtime,
@@ -156,14 +190,18 @@ pub async fn dispatching(
     })
 }
 
-/// Starts the server on `config.listen` inside the current actix System.
+/// Starts the server on `config.listen` inside the current actix System: the store the
+/// settings name, seeded on first start.
 pub async fn start(config: &Config) -> anyhow::Result<Running> {
-    let (registry, generated_demo_key) = default_tenants(config)?;
-    let registry = Arc::new(registry);
+    config.validate()?;
+    let store = open_store(config).await?;
+    let generated_demo_key = seed(store.as_ref(), config).await?;
+    let registry = Arc::new(TenantRegistry::new(store, Arc::new(catalogs::Compiled)));
+    registry.load().await.context("reading the tenants")?;
     start_with(config, registry, generated_demo_key).await
 }
 
-/// Starts the server for the tenants of `registry`, with key rings of its own.
+/// Starts the server for the tenants of `registry` (loaded), with key rings of its own.
 pub async fn start_with(
     config: &Config,
     registry: Arc<TenantRegistry>,
@@ -183,10 +221,32 @@ pub async fn start_sharing(
 ) -> anyhow::Result<Running> {
     config.validate()?;
     let Dispatching {
-        runtime,
+        mut runtime,
         keys,
         key_arbiter,
     } = dispatching(config, &registry, share).await?;
+    let background = CancellationToken::new();
+    registry.follow(
+        Duration::from_millis(config.tenants.follow_ms),
+        background.clone(),
+    );
+    let audit = config.audit.enabled.then(|| {
+        let settings = audit_log::AuditSettings {
+            queue: config.audit.queue,
+            retention: Duration::from_secs(config.audit.retention_days * 86_400),
+            ..audit_log::AuditSettings::default()
+        };
+        AuditLog::start(registry.store().clone(), settings, background.clone())
+    });
+    runtime.audit = audit
+        .clone()
+        .map(|log| Arc::new(log) as Arc<dyn roundtrip_runtime::tenancy::AuditSink>);
+    runtime.limiter = Some(registry.clone());
+    let admin_api = Arc::new(AdminApi::new(
+        registry.clone(),
+        config.admin_token.as_deref(),
+        Some(keys.key_manager.clone().recipient()),
+    ));
     let http_config = HttpConfig {
         max_body_bytes: config.http.max_body_bytes,
         body_timeout: Duration::from_millis(config.http.body_timeout_ms),
@@ -206,14 +266,17 @@ pub async fn start_sharing(
     );
 
     let factory_service = service.clone();
-    let mut server =
-        HttpServer::new(move || App::new().configure(http::configure(factory_service.clone())))
-            .tcp_nodelay(true)
-            // Notice a closed client at once: its request's future (or stream) is dropped, which
-            // cancels the handler.
-            .h1_allow_half_closed(false)
-            .disable_signals()
-            .shutdown_timeout(5);
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .configure(admin::configure(admin_api.clone()))
+            .configure(http::configure(factory_service.clone()))
+    })
+    .tcp_nodelay(true)
+    // Notice a closed client at once: its request's future (or stream) is dropped, which
+    // cancels the handler.
+    .h1_allow_half_closed(false)
+    .disable_signals()
+    .shutdown_timeout(5);
     if let Some(workers) = config.workers {
         server = server.workers(workers);
     }
@@ -232,8 +295,10 @@ pub async fn start_sharing(
         server: handle,
         service,
         registry,
+        audit,
         generated_demo_key,
         key_arbiter,
+        background,
     })
 }
 
@@ -242,17 +307,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_tenants_take_the_shim_switch_from_the_config() {
-        let mut config = Config::default();
-        config.legacy.shim_disabled_for = vec!["demo".into()];
-        let (registry, _) = default_tenants(&config).expect("tenants");
-        let shim = |slug: &str| {
-            registry
-                .tenant(slug)
-                .map(|t| t.view().settings().legacy_shim)
-                .expect("tenant")
-        };
-        assert!(!shim("demo"));
-        assert!(shim("conformance"));
+    fn a_store_url_is_named_by_its_scheme_only() {
+        assert_eq!(scheme_of("postgres://u:secret@db/x"), "postgres");
+        assert_eq!(scheme_of("sqlite://./.roundtrip/roundtrip.db"), "sqlite");
     }
 }

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 pub use crate::handler::{
     Allow, Grants, ListChanged, Principal, Tenant, TenantConfig, TenantSettings, TenantView,
@@ -22,9 +23,20 @@ pub enum AuthError {
     /// The key is not one of the tenant's (or no longer is).
     #[error("credentials not recognised")]
     Invalid,
-    /// The tenant is suspended: nobody may call it.
+    /// The tenant is suspended: nobody may call it (HTTP 403).
     #[error("tenant suspended")]
     Suspended,
+    /// The key is valid but not for this endpoint (a `tenant-admin` key on the MCP
+    /// endpoint: HTTP 403).
+    #[error("the key has no scope for this endpoint")]
+    OutOfScope,
+}
+
+impl AuthError {
+    /// Whether the caller is known but refused (403) rather than unknown (401).
+    pub fn is_forbidden(&self) -> bool {
+        matches!(self, AuthError::Suspended | AuthError::OutOfScope)
+    }
 }
 
 /// Resolves a tenant by slug.
@@ -41,6 +53,63 @@ pub trait Authenticator: Send + Sync + 'static {
     /// Who presents `bearer` (the token of `Authorization: Bearer`) to `tenant`, with what
     /// they may see; or why nobody does. Called on every request: no I/O.
     fn authenticate(&self, tenant: &Tenant, bearer: Option<&str>) -> Result<Principal, AuthError>;
+}
+
+/// Admits requests by rate: a tenant store's limits per tenant, per caller and per tool.
+pub trait Limiter: Send + Sync + std::fmt::Debug + 'static {
+    /// Whether `principal` may make a request of `method` to `tenant` now; `tool` names the
+    /// tool of a `tools/call`. `Err` carries how long to wait. Called on every request
+    /// after authentication: no I/O.
+    fn admit(
+        &self,
+        tenant: &str,
+        principal: &Principal,
+        method: &str,
+        tool: Option<&str>,
+    ) -> Result<(), Duration>;
+}
+
+/// How a call that may ask for input ended, for the audit log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// A complete result.
+    Complete,
+    /// An input-required result.
+    InputRequired,
+    /// A JSON-RPC error with this code.
+    Error(i64),
+    /// The client went away before the answer.
+    Cancelled,
+}
+
+/// One finished `tools/call`, `prompts/get` or `resources/read`: what the audit log keeps.
+/// Never the arguments.
+#[derive(Debug, Clone)]
+pub struct CallRecord {
+    /// The tenant's slug.
+    pub tenant: Arc<str>,
+    /// Who called (the principal's id).
+    pub principal: Arc<str>,
+    /// The method.
+    pub method: &'static str,
+    /// The tool or prompt name, or the resource URI, when the request named one.
+    pub target: Option<String>,
+    /// How it ended.
+    pub outcome: CallOutcome,
+    /// Its round as the handler saw it (`Context::round`: 0 for a first call, n after n
+    /// input-required results); on a legacy shim flow, the rounds it took.
+    pub round: u32,
+    /// When it arrived.
+    pub at: SystemTime,
+    /// How long it took.
+    pub latency: Duration,
+}
+
+/// Receives call records. Called on the request's path once the reply is known: it must not
+/// block (queue the record, or drop it and count).
+pub trait AuditSink: Send + Sync + std::fmt::Debug + 'static {
+    /// Takes one record.
+    fn record(&self, record: CallRecord);
 }
 
 /// In-memory tenants, all anonymous: for tests and for embedders without a tenant store.

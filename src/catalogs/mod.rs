@@ -4,22 +4,31 @@
 pub mod conformance;
 pub mod examples;
 
-use anyhow::bail;
 use roundtrip_runtime::handler::Catalog;
+use roundtrip_tenants::catalogs::{self, CatalogSource};
 
 /// Names accepted in a tenant's `catalogs`.
 pub const NAMES: &[&str] = &["examples", "conformance"];
 
+/// The catalogs of this binary, as tenants name them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Compiled;
+
+impl CatalogSource for Compiled {
+    fn names(&self) -> Vec<String> {
+        NAMES.iter().map(|n| (*n).to_owned()).collect()
+    }
+
+    fn build(&self, name: &str) -> Option<Catalog> {
+        match name {
+            "examples" => Some(examples::catalog()),
+            "conformance" => Some(conformance::catalog()),
+            _ => None,
+        }
+    }
+}
+
 /// One catalog made of the named ones, first name wins on a clash.
 pub fn build(names: &[String]) -> anyhow::Result<Catalog> {
-    let mut builder = Catalog::builder();
-    for name in names {
-        let catalog = match name.as_str() {
-            "examples" => examples::catalog(),
-            "conformance" => conformance::catalog(),
-            other => bail!("unknown catalog {other:?} (known: {})", NAMES.join(", ")),
-        };
-        builder = builder.merge(&catalog);
-    }
-    Ok(builder.build())
+    Ok(catalogs::merged(&Compiled, names)?)
 }

@@ -20,6 +20,12 @@ pub fn run(config: Config) -> anyhow::Result<()> {
                 key.secret
             );
         }
+        let admin = if config.admin_token.is_some() {
+            "operator token from ROUNDTRIP_ADMIN_TOKEN"
+        } else {
+            "no ROUNDTRIP_ADMIN_TOKEN: tenant-admin keys only"
+        };
+        println!("  admin API ({admin}): {base}/admin/v1/");
         wait_for_signal().await;
         tracing::info!("shutting down");
         running.stop().await;

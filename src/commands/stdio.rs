@@ -1,24 +1,45 @@
-//! `roundtrip stdio --tenant SLUG`: serve one tenant over stdin/stdout, both eras, until
-//! stdin ends. Logs go to stderr; stdout carries only JSON-RPC lines.
+//! `roundtrip stdio --tenant SLUG`: serve one tenant of the store over stdin/stdout, both eras,
+//! until stdin ends. Logs go to stderr; stdout carries only JSON-RPC lines. The tenant's changes
+//! in the store reach the session as they do a server's.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::Context as _;
+use anyhow::{bail, Context as _};
 use roundtrip_runtime::handler::Principal;
 use roundtrip_runtime::sealing::LocalKeyShare;
 use roundtrip_runtime::tenancy::TenantDirectory;
 use roundtrip_runtime::transport::stdio::{self, Stdio};
+use roundtrip_tenants::{Status, TenantRegistry};
+use tokio_util::sync::CancellationToken;
 
+use crate::catalogs;
 use crate::cli::StdioArgs;
 use crate::config::Config;
 use crate::wiring;
 
 pub fn run(config: Config, args: &StdioArgs) -> anyhow::Result<()> {
     actix_rt::System::new().block_on(async move {
-        let (registry, _) = wiring::default_tenants(&config)?;
+        let store = wiring::open_store(&config).await?;
+        if let Some(key) = wiring::seed(store.as_ref(), &config).await? {
+            eprintln!("roundtrip: demo API key (shown once): {}", key.secret);
+        }
+        let registry = Arc::new(TenantRegistry::new(store, Arc::new(catalogs::Compiled)));
+        registry.load().await.context("reading the tenants")?;
         let tenant = registry
             .tenant(&args.tenant)
             .with_context(|| format!("no tenant '{}'", args.tenant))?;
+        if registry
+            .record(&args.tenant)
+            .is_some_and(|r| r.status == Status::Suspended)
+        {
+            bail!("tenant '{}' is suspended", args.tenant);
+        }
+        let following = CancellationToken::new();
+        registry.follow(
+            Duration::from_millis(config.tenants.follow_ms),
+            following.clone(),
+        );
         let dispatching =
             wiring::dispatching(&config, &registry, Box::new(LocalKeyShare::new())).await?;
         tracing::info!(tenant = tenant.slug(), "serving over stdio");
@@ -30,6 +51,7 @@ pub fn run(config: Config, args: &StdioArgs) -> anyhow::Result<()> {
             keys: Some(dispatching.keys.clone()),
         };
         stdio::serve(server, stdio::stdin_lines(), tokio::io::stdout()).await;
+        following.cancel();
         dispatching.stop();
         Ok(())
     })

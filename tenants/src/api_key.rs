@@ -59,7 +59,19 @@ impl ApiKey {
 }
 
 /// What a key may be used for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 pub enum Scope {
     /// Calling the tenant's MCP endpoint.
     #[serde(rename = "mcp")]

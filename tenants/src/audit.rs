@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Millis, Slug};
 
 /// What kind of thing happened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditKind {
     /// A call on the MCP endpoint.
@@ -35,7 +35,7 @@ impl AuditKind {
 }
 
 /// How it ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditOutcome {
     /// A complete result (or an admin action that succeeded).
@@ -89,10 +89,30 @@ pub struct AuditEvent {
     pub outcome: AuditOutcome,
     /// The JSON-RPC error code (calls) or HTTP status (admin actions) of an error.
     pub error_code: Option<i64>,
-    /// The round of a multi round-trip call (1 for the first).
+    /// The round of a multi round-trip call (0 for a first call, n after n input-required
+    /// results; a legacy shim flow: the rounds it took).
     pub round: Option<i64>,
     /// How long it took, microseconds.
     pub latency_us: Option<i64>,
+}
+
+impl AuditEvent {
+    /// An admin action that succeeded now: `actor` did `action` to `tenant` (or its `target`).
+    pub fn admin(tenant: &Slug, actor: &str, action: &str, target: Option<&str>) -> AuditEvent {
+        AuditEvent {
+            id: 0,
+            tenant: tenant.clone(),
+            at: Millis::now(),
+            actor: actor.to_owned(),
+            kind: AuditKind::Admin,
+            action: action.to_owned(),
+            target: target.map(str::to_owned),
+            outcome: AuditOutcome::Complete,
+            error_code: None,
+            round: None,
+            latency_us: None,
+        }
+    }
 }
 
 /// Which audit events to read: the tenant's, newest first.

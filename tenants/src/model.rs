@@ -67,7 +67,7 @@ impl Millis {
 }
 
 /// How a tenant's MCP endpoint authenticates callers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AuthMode {
     /// Anyone may call; the principal is `anonymous`.
@@ -96,7 +96,7 @@ impl AuthMode {
 }
 
 /// Whether a tenant serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// It serves.
@@ -126,7 +126,7 @@ impl Status {
 
 /// Names of tools and prompts, and URIs (or URI templates) of resources: what a tenant
 /// disables of its catalogs, or what a key is allowed to see.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Names {
     /// Tool names.
@@ -160,7 +160,7 @@ impl Names {
 }
 
 /// A token bucket: `per_second` requests on average, up to `burst` at once.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimit {
     /// The sustained rate, requests per second (> 0).
@@ -170,7 +170,7 @@ pub struct RateLimit {
 }
 
 /// A tenant's rate limits. Each is enforced in the serving process.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RateLimits {
     /// Every request to the tenant's MCP endpoint, all callers together.

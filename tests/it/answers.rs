@@ -76,7 +76,7 @@ async fn server() -> (Server, Seen) {
             },
         ))
         .build();
-    server.add_tenant(TENANT, catalog);
+    server.add_tenant(TENANT, catalog).await;
     (server, seen)
 }
 

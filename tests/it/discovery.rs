@@ -33,7 +33,7 @@ async fn discover_names_the_versions_capabilities_caching_hints_and_server_info(
     assert_eq!(result["instructions"], "The lab test tenant.");
     assert_eq!(
         result["_meta"][SERVER_INFO],
-        json!({"name": "roundtrip-lab", "version": "0.0.0-test"})
+        json!({"name": "roundtrip-lab", "title": "lab", "version": env!("CARGO_PKG_VERSION")})
     );
     assert!(
         result.get("serverInfo").is_none(),

@@ -55,7 +55,7 @@ fn session_headers(session: &str) -> Vec<(String, String)> {
 async fn server_with_conformance(tune: impl FnOnce(&mut Config)) -> Server {
     let server = Server::start_with(tune).await;
     let catalog = roundtrip::catalogs::build(&[CONFORMANCE.into()]).expect("the fixtures");
-    server.add_tenant(CONFORMANCE, catalog);
+    server.add_tenant(CONFORMANCE, catalog).await;
     server
 }
 

@@ -6,6 +6,7 @@
 
 mod support;
 
+mod admin;
 mod answers;
 mod bench_driver;
 mod call_command;
@@ -26,5 +27,6 @@ mod mrtr;
 mod sealing;
 mod stamping;
 mod stdio;
+mod store_cli;
 mod streaming;
 mod terminal;

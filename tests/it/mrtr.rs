@@ -253,7 +253,7 @@ async fn an_input_required_result_names_the_tenants_server_in_meta() {
     assert_eq!(result["resultType"], "input_required");
     assert_eq!(
         result["_meta"][SERVER_INFO],
-        json!({"name": "roundtrip-lab", "version": "0.0.0-test"})
+        json!({"name": "roundtrip-lab", "title": "lab", "version": env!("CARGO_PKG_VERSION")})
     );
     server.stop().await;
 }

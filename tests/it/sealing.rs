@@ -404,7 +404,9 @@ fn set_arguments(request: &mut Value, arguments: &Option<Value>) {
 #[actix_web::test]
 async fn a_tenant_created_after_start_gets_its_key_ring_on_its_first_sealed_request() {
     let server = Server::start().await;
-    server.add_tenant("late", lab::catalog(&lab::Probe::default()));
+    server
+        .add_tenant("late", lab::catalog(&lab::Probe::default()))
+        .await;
     let (first, state) = first_round(&server, "late", json!({})).await;
     assert!(state.starts_with("v2."), "{state}");
     let result = server

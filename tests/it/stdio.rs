@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::support::meta;
+use crate::support::{meta, scratch_dir};
 
 /// A `roundtrip stdio` child process and its output, one JSON message per line.
 struct StdioServer {
@@ -22,6 +22,7 @@ impl StdioServer {
     fn start(tenant: &str) -> StdioServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_roundtrip"))
             .args(["stdio", "--tenant", tenant])
+            .env("ROUNDTRIP_DATA_DIR", scratch_dir())
             .env("ROUNDTRIP_LOG", "info")
             .env_remove("RUST_LOG")
             .stdin(Stdio::piped())

@@ -5,6 +5,7 @@
 //! from the [`Envelope`] that `envelope::check_modern` returned, a legacy one by the Session
 //! actor from what `initialize` negotiated.
 
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -37,6 +38,9 @@ pub(crate) struct Call {
     pub(crate) cancel: CancellationToken,
     /// Legacy requests only: how the shim reaches the client.
     pub(crate) shim: Option<Shim>,
+    /// The round this request is (modern), or the rounds its shim flow took (legacy), once
+    /// known: for the audit record.
+    pub(crate) round: AtomicU32,
 }
 
 /// Who asks, of which tenant, seen how: the part of a call both eras resolve the same way.
@@ -118,6 +122,7 @@ impl Call {
             notifier,
             cancel,
             shim,
+            round: AtomicU32::new(0),
         }
     }
 

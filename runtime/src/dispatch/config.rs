@@ -1,8 +1,10 @@
 //! Runtime settings that dispatch acts on.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::sealing::SealPolicy;
+use crate::tenancy::{AuditSink, Limiter};
 
 /// How requests are run, on every transport: timeouts, the round cap, sealing, and the
 /// limits of legacy sessions.
@@ -20,6 +22,11 @@ pub struct RuntimeConfig {
     pub sealing: Option<SealPolicy>,
     /// Legacy sessions and their shim.
     pub legacy: LegacyConfig,
+    /// Rate limits, checked for every request after authentication; `None`: no limits.
+    pub limiter: Option<Arc<dyn Limiter>>,
+    /// Where finished `tools/call`, `prompts/get` and `resources/read` calls are recorded;
+    /// `None`: nowhere. With it, the per-request `request done` log line drops to debug.
+    pub audit: Option<Arc<dyn AuditSink>>,
 }
 
 impl Default for RuntimeConfig {
@@ -30,6 +37,8 @@ impl Default for RuntimeConfig {
             max_rounds: 8,
             sealing: None,
             legacy: LegacyConfig::default(),
+            limiter: None,
+            audit: None,
         }
     }
 }

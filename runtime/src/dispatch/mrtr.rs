@@ -80,6 +80,8 @@ pub(crate) async fn run(
         }
     };
     tracing::Span::current().record("round", opened.round);
+    call.round
+        .store(opened.round, std::sync::atomic::Ordering::Relaxed);
     // Only a sealed state carries the schemas: without one, there is nothing to check against.
     check_answers(&opened.answer_schemas, &input_responses, |m| {
         McpError::invalid_params(m.to_string())

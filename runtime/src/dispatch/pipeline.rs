@@ -8,8 +8,9 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::FutureExt;
 use serde_json::{Map, Value};
@@ -22,12 +23,13 @@ use super::methods;
 use super::mrtr::{self, Completed, Produced};
 use super::protection::Protection;
 use super::relay::NoRelay;
-use super::reply::Reply;
+use super::reply::{Reply, ReplyKind};
 use super::shim;
 use super::stamp;
 use crate::handler::Outcome;
 use crate::protocol::result::{StampedResult, StampedToolResult};
 use crate::protocol::{Era, McpError};
+use crate::tenancy::{AuditSink, CallOutcome, CallRecord};
 
 /// Runs one request under its span, its timeout and its cancellation token.
 ///
@@ -48,7 +50,6 @@ pub(crate) fn dispatch(
         outcome = Empty,
         code = Empty
     );
-    let cancel = call.cancel.clone();
     // A shim flow waits for people: its handler runs and its legs have their own bounds.
     let timeout = if call.scope.era == Era::Legacy && stamp::may_require_input(&call.request.method)
     {
@@ -57,38 +58,141 @@ pub(crate) fn dispatch(
         config.request_timeout
     };
     async move {
-        let work = AssertUnwindSafe(route(&mut call, &protection, &config)).catch_unwind();
-        let mut work = std::pin::pin!(tokio::time::timeout(timeout, work));
-        let reply = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => {
-                // The client is gone. The handler may still be cleaning up after
-                // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
-                let _ = tokio::time::timeout(config.cancel_grace, &mut work).await;
-                Reply::Cancelled
-            }
-            r = &mut work => match r {
-                Ok(Ok(reply)) => reply,
-                Ok(Err(panic)) => {
-                    let what = panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned());
-                    tracing::error!(panic = what.as_deref().unwrap_or("<non-string panic>"), "handler panicked");
-                    Reply::Error(McpError::internal("Internal error"))
-                }
-                Err(_) => {
-                    tracing::warn!(timeout_ms = config.request_timeout.as_millis() as u64, "request timed out");
-                    Reply::Error(McpError::internal("Internal error: request timed out"))
-                }
-            },
+        let audit = Audit::begin(&call, &config);
+        let reply = match admit(&call, &config) {
+            Ok(()) => guarded(&mut call, &protection, &config, timeout).await,
+            Err(wait) => Reply::Error(McpError::rate_limited(wait)),
         };
         let span = tracing::Span::current();
         span.record("outcome", reply.kind().as_str());
         if let Reply::Error(e) = &reply {
             span.record("code", e.code.code());
         }
-        tracing::info!("request done");
+        // With an audit log the line is redundant for the calls that matter, and writing it
+        // costs a fair part of a small request.
+        if config.audit.is_some() {
+            tracing::debug!("request done");
+        } else {
+            tracing::info!("request done");
+        }
+        if let Some(audit) = audit {
+            audit.finish(&call, &reply);
+        }
         reply
     }
     .instrument(span)
+}
+
+/// Routes `call` under its timeout, its cancellation (with a grace for the handler to clean
+/// up) and panic capture.
+async fn guarded(
+    call: &mut Call,
+    protection: &Protection,
+    config: &RuntimeConfig,
+    timeout: Duration,
+) -> Reply {
+    let cancel = call.cancel.clone();
+    let work = AssertUnwindSafe(route(call, protection, config)).catch_unwind();
+    let mut work = std::pin::pin!(tokio::time::timeout(timeout, work));
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => {
+            // The client is gone. The handler may still be cleaning up after
+            // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
+            let _ = tokio::time::timeout(config.cancel_grace, &mut work).await;
+            Reply::Cancelled
+        }
+        r = &mut work => match r {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(panic)) => {
+                let what = panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned());
+                tracing::error!(panic = what.as_deref().unwrap_or("<non-string panic>"), "handler panicked");
+                Reply::Error(McpError::internal("Internal error"))
+            }
+            Err(_) => {
+                tracing::warn!(timeout_ms = config.request_timeout.as_millis() as u64, "request timed out");
+                Reply::Error(McpError::internal("Internal error: request timed out"))
+            }
+        },
+    }
+}
+
+/// The rate limits' verdict on `call`.
+fn admit(call: &Call, config: &RuntimeConfig) -> Result<(), Duration> {
+    let Some(limiter) = &config.limiter else {
+        return Ok(());
+    };
+    let method = call.request.method.as_str();
+    let tool = match method {
+        "tools/call" => call
+            .request
+            .params
+            .as_ref()
+            .and_then(|p| p.get("name")?.as_str()),
+        _ => None,
+    };
+    limiter.admit(call.tenant.slug(), &call.principal, method, tool)
+}
+
+/// An audited call under way: a `tools/call`, `prompts/get` or `resources/read` of a runtime
+/// with an audit sink.
+struct Audit<'a> {
+    sink: &'a dyn AuditSink,
+    method: &'static str,
+    target: Option<String>,
+    at: SystemTime,
+    started: Instant,
+}
+
+impl<'a> Audit<'a> {
+    /// Starts the record of `call`, if it is audited. The target is read now: a legacy flow
+    /// moves the params out of the request.
+    fn begin(call: &Call, config: &'a RuntimeConfig) -> Option<Audit<'a>> {
+        let sink = config.audit.as_deref()?;
+        let method = match call.request.method.as_str() {
+            "tools/call" => "tools/call",
+            "prompts/get" => "prompts/get",
+            "resources/read" => "resources/read",
+            _ => return None,
+        };
+        let field = if method == "resources/read" {
+            "uri"
+        } else {
+            "name"
+        };
+        let target = call
+            .request
+            .params
+            .as_ref()
+            .and_then(|p| p.get(field)?.as_str())
+            .map(str::to_owned);
+        Some(Audit {
+            sink,
+            method,
+            target,
+            at: SystemTime::now(),
+            started: Instant::now(),
+        })
+    }
+
+    fn finish(self, call: &Call, reply: &Reply) {
+        let outcome = match (reply, reply.kind()) {
+            (Reply::Error(e), _) => CallOutcome::Error(i64::from(e.code.code())),
+            (_, ReplyKind::InputRequired) => CallOutcome::InputRequired,
+            (_, ReplyKind::Cancelled) => CallOutcome::Cancelled,
+            _ => CallOutcome::Complete,
+        };
+        self.sink.record(CallRecord {
+            tenant: call.tenant.slug_arc(),
+            principal: call.principal.id_arc(),
+            method: self.method,
+            target: self.target,
+            outcome,
+            round: call.round.load(Ordering::Relaxed),
+            at: self.at,
+            latency: self.started.elapsed(),
+        });
+    }
 }
 
 /// Takes the call mutably so an input-required method can move its answers out of the

@@ -60,6 +60,8 @@ pub(crate) async fn run(
     let mut rounds = 0;
     let result = flow(call, params, shim, &mut rounds).await;
     tracing::Span::current().record("round", rounds);
+    call.round
+        .store(rounds, std::sync::atomic::Ordering::Relaxed);
     result
 }
 

@@ -137,19 +137,30 @@ impl Catalog {
     /// principal sees and may call. Its lists are built anew, so callers cache it (see
     /// `TenantView::catalog_for`).
     pub fn restricted_to(&self, allow: &Allow) -> Catalog {
+        self.filtered(allow, true)
+    }
+
+    /// This catalog without what `names` lists (a tenant's disabled tools, prompts and
+    /// resources); custom methods stay.
+    pub fn excluding(&self, names: &Allow) -> Catalog {
+        self.filtered(names, false)
+    }
+
+    /// Keeps the entries `names` lists (`listed`), or those it does not.
+    fn filtered(&self, names: &Allow, listed: bool) -> Catalog {
         let mut builder = self.to_builder();
         builder
             .tools
-            .retain(|t| allow.tools.contains(&t.descriptor().name));
+            .retain(|t| names.tools.contains(&t.descriptor().name) == listed);
         builder
             .prompts
-            .retain(|p| allow.prompts.contains(&p.descriptor().name));
+            .retain(|p| names.prompts.contains(&p.descriptor().name) == listed);
         builder
             .resources
-            .retain(|r| allow.resources.contains(&r.descriptor().uri));
+            .retain(|r| names.resources.contains(&r.descriptor().uri) == listed);
         builder
             .templates
-            .retain(|t| allow.resources.contains(&t.descriptor().uri_template));
+            .retain(|t| names.resources.contains(&t.descriptor().uri_template) == listed);
         builder.build()
     }
 
@@ -443,6 +454,34 @@ mod tests {
             .template(Arc::new(Items))
             .build();
         assert_eq!(c.templates_list().as_array().map(Vec::len), Some(1));
+    }
+
+    #[test]
+    fn excluding_drops_exactly_what_restricting_keeps() {
+        let c = Catalog::builder().template(Arc::new(Items)).build();
+        let items = Allow::default().resources(["x://items/{id}"]);
+        assert_eq!(
+            c.excluding(&items)
+                .templates_list()
+                .as_array()
+                .map(Vec::len),
+            Some(0)
+        );
+        assert_eq!(
+            c.restricted_to(&items)
+                .templates_list()
+                .as_array()
+                .map(Vec::len),
+            Some(1)
+        );
+        let other = Allow::default().resources(["x://other"]);
+        assert_eq!(
+            c.excluding(&other)
+                .templates_list()
+                .as_array()
+                .map(Vec::len),
+            Some(1)
+        );
     }
 
     #[test]

@@ -36,6 +36,11 @@ impl Principal {
         &self.id
     }
 
+    /// The id, shared.
+    pub fn id_arc(&self) -> Arc<str> {
+        self.id.clone()
+    }
+
     /// What this principal may see.
     pub fn grants(&self) -> &Grants {
         &self.grants

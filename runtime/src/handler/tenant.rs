@@ -206,15 +206,20 @@ impl Tenant {
     /// A tenant serving `catalog` with default settings and a `roundtrip/{slug}` server name.
     pub fn new(slug: impl Into<Arc<str>>, catalog: Catalog) -> Self {
         let slug = slug.into();
-        let (events, _) = broadcast::channel(64);
         let config = TenantConfig {
             server_info: json!({ "name": format!("roundtrip/{slug}"), "version": env!("CARGO_PKG_VERSION") }),
             instructions: None,
             settings: TenantSettings::default(),
             catalog: Arc::new(catalog),
         };
+        Self::from_config(slug, config)
+    }
+
+    /// A tenant serving `config`.
+    pub fn from_config(slug: impl Into<Arc<str>>, config: TenantConfig) -> Self {
+        let (events, _) = broadcast::channel(64);
         Self {
-            slug,
+            slug: slug.into(),
             view: ArcSwap::from_pointee(TenantView::new(config)),
             changing: Mutex::new(()),
             events,
@@ -247,6 +252,11 @@ impl Tenant {
     /// The slug: what appears in `/t/{slug}/mcp`.
     pub fn slug(&self) -> &str {
         &self.slug
+    }
+
+    /// The slug, shared.
+    pub fn slug_arc(&self) -> Arc<str> {
+        self.slug.clone()
     }
 
     /// The configuration now: one atomic load. Take it once per request.

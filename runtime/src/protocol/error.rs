@@ -193,6 +193,25 @@ impl McpError {
         Self::invalid_params(format!("Resource not found: {uri}")).with_data(json!({ "uri": uri }))
     }
 
+    /// -31429: over a rate limit; `data.retryAfterMs` says when to try again (and the HTTP
+    /// transport sends it as `Retry-After`, in whole seconds).
+    pub fn rate_limited(retry_after: std::time::Duration) -> Self {
+        let ms = u64::try_from(retry_after.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        Self::new(
+            ErrorCode::TooManyRequests,
+            "Rate limit exceeded; try again later",
+        )
+        .with_data(json!({ "retryAfterMs": ms }))
+    }
+
+    /// `data.retryAfterMs` of a rate-limited error, in whole seconds rounded up.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        let ms = self.data.as_ref()?.get("retryAfterMs")?.as_u64()?;
+        Some(ms.div_ceil(1000).max(1))
+    }
+
     /// The HTTP status this error travels with: its code's ([`ErrorCode::http_status`]).
     pub fn http_status(&self) -> u16 {
         self.code.http_status()
@@ -240,6 +259,15 @@ mod tests {
             assert_eq!(code.http_status(), 400);
         }
         assert_eq!(ErrorCode::MethodNotFound.http_status(), 404);
+    }
+
+    #[test]
+    fn a_rate_limited_error_says_when_to_retry_in_whole_seconds() {
+        let e = McpError::rate_limited(std::time::Duration::from_millis(1_200));
+        assert_eq!(e.code.code(), -31429);
+        assert_eq!(e.data, Some(json!({"retryAfterMs": 1200})));
+        assert_eq!(e.retry_after_secs(), Some(2));
+        assert_eq!(McpError::internal("x").retry_after_secs(), None);
     }
 
     #[test]

@@ -113,8 +113,9 @@ impl SqlStore {
             }
             Dialect::Postgres => AnyPoolOptions::new().max_connections(POSTGRES_CONNECTIONS),
         };
-        let pool = options.connect(url).await.map_err(db)?;
-        if dialect == Dialect::Sqlite && !sqlite_in_memory(url) {
+        let url = creating(dialect, url);
+        let pool = options.connect(&url).await.map_err(db)?;
+        if dialect == Dialect::Sqlite && !sqlite_in_memory(&url) {
             // Persistent in the file: every later connection, of any process, finds it set.
             sqlx::query("PRAGMA journal_mode = WAL")
                 .fetch_optional(&pool)
@@ -168,6 +169,16 @@ impl SqlStore {
             Dialect::Postgres => self.pool.begin().await.map_err(db),
         }
     }
+}
+
+/// A SQLite file's URL creates the file unless it says how to open it (`mode=ro`, ...): a
+/// new machine starts with no database.
+fn creating(dialect: Dialect, url: &str) -> String {
+    if dialect != Dialect::Sqlite || sqlite_in_memory(url) || url.contains("mode=") {
+        return url.to_owned();
+    }
+    let separator = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{separator}mode=rwc")
 }
 
 fn sqlite_in_memory(url: &str) -> bool {
@@ -785,6 +796,30 @@ mod tests {
             Some(Dialect::Postgres)
         );
         assert!(Dialect::of("mysql://u@h/d").is_err());
+    }
+
+    #[test]
+    fn a_sqlite_file_is_created_unless_the_url_says_how_to_open_it() {
+        assert_eq!(
+            creating(Dialect::Sqlite, "sqlite://a.db"),
+            "sqlite://a.db?mode=rwc"
+        );
+        assert_eq!(
+            creating(Dialect::Sqlite, "sqlite://a.db?x=1"),
+            "sqlite://a.db?x=1&mode=rwc"
+        );
+        assert_eq!(
+            creating(Dialect::Sqlite, "sqlite://a.db?mode=ro"),
+            "sqlite://a.db?mode=ro"
+        );
+        assert_eq!(
+            creating(Dialect::Sqlite, "sqlite::memory:"),
+            "sqlite::memory:"
+        );
+        assert_eq!(
+            creating(Dialect::Postgres, "postgres://h/d"),
+            "postgres://h/d"
+        );
     }
 
     #[test]

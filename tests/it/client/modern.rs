@@ -21,10 +21,12 @@ async fn modern(server: &Server, tenant: &str, asked: &Asked) -> Client {
 /// A server with the `conformance` tenant added (the suite's fixtures).
 pub(crate) async fn with_conformance() -> Server {
     let server = Server::start().await;
-    server.add_tenant(
-        "conformance",
-        roundtrip::catalogs::build(&["conformance".into()]).expect("the conformance catalog"),
-    );
+    server
+        .add_tenant(
+            "conformance",
+            roundtrip::catalogs::build(&["conformance".into()]).expect("the conformance catalog"),
+        )
+        .await;
     server
 }
 

@@ -13,6 +13,7 @@ fn roundtrip_stdio(tenant: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_roundtrip"));
     command
         .args(["stdio", "--tenant", tenant])
+        .env("ROUNDTRIP_DATA_DIR", crate::support::scratch_dir())
         .env("ROUNDTRIP_LOG", "warn")
         .env_remove("RUST_LOG")
         .stderr(Stdio::null());

@@ -461,7 +461,9 @@ async fn missing_session_capabilities_refuse_the_call_before_any_leg_with_32021_
 #[actix_web::test]
 async fn a_tenant_with_the_shim_off_refuses_input_required_with_shim_disabled() {
     let server = Server::start().await;
-    server.add_tenant_without_shim("noshim", lab::catalog(&Probe::default()));
+    server
+        .add_tenant_without_shim("noshim", lab::catalog(&Probe::default()))
+        .await;
     let session = server.legacy_session("noshim", all_caps()).await;
     let mut stream = session.open(&legacy_call(1, "ask_form", json!({}))).await;
     assert_eq!(stream.status, 200);

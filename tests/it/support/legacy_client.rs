@@ -18,8 +18,6 @@ use awc::http::header::HeaderMap;
 use awc::http::Method;
 use futures_util::{Stream, StreamExt};
 use roundtrip_runtime::handler::Catalog;
-use roundtrip_runtime::tenancy::{Tenant, TenantSettings};
-use roundtrip_tenants::{AuthMode, Slug, TenantSpec};
 use serde_json::{json, Value};
 
 use super::replies::{find, parse_block, parse_sse, Reply};
@@ -156,24 +154,9 @@ impl Server {
     }
 
     /// Adds an anonymous tenant whose settings turn the legacy shim off.
-    pub(crate) fn add_tenant_without_shim(&self, slug: &str, catalog: Catalog) {
-        let running = self.running.as_ref().expect("a running server");
-        let spec = TenantSpec {
-            slug: Slug::parse(slug).expect("a valid slug"),
-            name: slug.to_owned(),
-            auth: AuthMode::Anonymous,
-            catalogs: Vec::new(),
-        };
-        let settings = TenantSettings {
-            legacy_shim: false,
-            ..TenantSettings::default()
-        };
-        let tenant = Tenant::new(slug, catalog)
-            .with_settings(settings)
-            .with_server_info(
-                json!({"name": format!("roundtrip-{slug}"), "version": "0.0.0-test"}),
-            );
-        running.registry.insert(spec, tenant).expect("a new tenant");
+    pub(crate) async fn add_tenant_without_shim(&self, slug: &str, catalog: Catalog) {
+        self.add_tenant_with(slug, catalog, |spec| spec.legacy_shim = false)
+            .await;
     }
 }
 

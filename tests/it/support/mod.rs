@@ -15,6 +15,7 @@
 //! `replies` -> `wire_checks` -> `schema`, `protocol`; `h2c_client` -> `replies`. The names
 //! tests use are re-exported here: a test imports `crate::support::{Server, rpc, …}`.
 
+mod admin;
 pub(crate) mod h2c_client;
 pub(crate) mod lab;
 pub(crate) mod legacy_client;
@@ -34,4 +35,4 @@ pub(crate) use protocol::{
 pub(crate) use replies::{Events, Reply};
 pub(crate) use requests::{accept, b64_header, mcp_headers, meta, retry, rpc, tool_call};
 pub(crate) use schema::assert_valid;
-pub(crate) use server::{Server, ALICE, BOB, CAROL, DEMO, EMPTY, LAB, LAB2};
+pub(crate) use server::{scratch_dir, Server, ALICE, BOB, CAROL, DEMO, EMPTY, LAB, LAB2};

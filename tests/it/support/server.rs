@@ -7,17 +7,21 @@
 //! - `lab`, `lab2`: anonymous, the test catalog of [`lab`](super::lab);
 //! - `empty`: anonymous, an empty catalog.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use roundtrip::config::Config;
 use roundtrip::wiring::{self, Running};
 use roundtrip_runtime::handler::Catalog;
 use roundtrip_runtime::sealing::{KeyShare, LocalKeyShare};
-use roundtrip_runtime::tenancy::{Allow, Grants, Tenant, TenantDirectory};
-use roundtrip_tenants::{ApiKeyRecord, AuthMode, Slug, TenantRegistry, TenantSpec};
-use serde_json::json;
+use roundtrip_runtime::tenancy::{Tenant, TenantDirectory};
+use roundtrip_tenants::catalogs::CatalogSource;
+use roundtrip_tenants::store::SqlStore;
+use roundtrip_tenants::{ApiKeyRecord, AuthMode, Names, Slug, Store, TenantRegistry, TenantSpec};
 
 use super::lab::{self, Probe};
 
@@ -39,6 +43,58 @@ pub(crate) struct Server {
     /// What the `lab` tenant's `wait_cancel` tool saw.
     pub(crate) lab_probe: Probe,
     pub(super) client: awc::Client,
+    catalogs: Arc<TestCatalogs>,
+    /// The server's own SQLite store, removed when it stops.
+    dir: PathBuf,
+}
+
+/// The catalogs a test server's tenants may name: the binary's, the lab's, and any a test
+/// adds for a tenant of its own.
+#[derive(Debug, Default)]
+pub(crate) struct TestCatalogs {
+    lab_probe: Probe,
+    added: Mutex<HashMap<String, Catalog>>,
+}
+
+impl CatalogSource for TestCatalogs {
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = ["examples", "conformance", "lab", "lab2", "empty"]
+            .map(String::from)
+            .to_vec();
+        names.extend(self.added.lock().expect("catalogs").keys().cloned());
+        names
+    }
+
+    fn build(&self, name: &str) -> Option<Catalog> {
+        match name {
+            "examples" | "conformance" => roundtrip::catalogs::build(&[name.to_owned()]).ok(),
+            "lab" => Some(lab::catalog(&self.lab_probe)),
+            "lab2" => Some(lab::catalog(&Probe::default())),
+            "empty" => Some(Catalog::builder().build()),
+            other => self
+                .added
+                .lock()
+                .expect("catalogs")
+                .get(other)
+                .map(|c| c.to_builder().build()),
+        }
+    }
+}
+
+/// A directory of its own for each test server's store (or a `roundtrip` child's data dir).
+pub(crate) fn scratch_dir() -> PathBuf {
+    static SERVERS: AtomicUsize = AtomicUsize::new(0);
+    let n = SERVERS.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("roundtrip-it-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a store directory");
+    dir
+}
+
+/// A test tenant's spec: named for its slug, with instructions that say so.
+fn spec(slug: &str, auth: AuthMode, catalog: &str) -> TenantSpec {
+    let mut spec = TenantSpec::new(slug, vec![catalog.to_owned()], auth);
+    spec.instructions = Some(format!("The {slug} test tenant."));
+    spec
 }
 
 impl Server {
@@ -64,39 +120,45 @@ impl Server {
             ..Config::default()
         };
         config.mcp.request_timeout_ms = 10_000;
+        config.admin_token = Some(super::admin::OPERATOR.to_owned());
+        // The store is followed often, so a change made behind the server's back shows soon.
+        config.tenants.follow_ms = 100;
         config.http.sse_keepalive_ms = 100;
         tune(&mut config);
 
-        let lab_probe = Probe::default();
-        let registry = TenantRegistry::new();
-        let examples =
-            roundtrip::catalogs::build(&["examples".into()]).expect("the examples catalog");
-        add_tenant(&registry, DEMO, AuthMode::ApiKey, examples);
-        add_tenant(
-            &registry,
-            LAB,
-            AuthMode::Anonymous,
-            lab::catalog(&lab_probe),
-        );
-        add_tenant(
-            &registry,
-            LAB2,
-            AuthMode::Anonymous,
-            lab::catalog(&Probe::default()),
-        );
-        add_tenant(
-            &registry,
-            EMPTY,
-            AuthMode::Anonymous,
-            Catalog::builder().build(),
-        );
-        assert!(registry.add_key(DEMO, ApiKeyRecord::from_secret("alice".into(), ALICE)));
-        assert!(registry.add_key(DEMO, ApiKeyRecord::from_secret("bob".into(), BOB)));
-        let only_echo = Grants::only(Allow::default().tools(["echo"]));
-        let carol = ApiKeyRecord::from_secret("carol".into(), CAROL).with_grants(only_echo);
-        assert!(registry.add_key(DEMO, carol));
+        let catalogs = Arc::new(TestCatalogs::default());
+        let lab_probe = catalogs.lab_probe.clone();
+        let dir = scratch_dir();
+        let store = SqlStore::open(&format!("sqlite://{}/store.db", dir.display()))
+            .await
+            .expect("the test store opens");
+        for (slug, auth, catalog) in [
+            (DEMO, AuthMode::ApiKey, "examples"),
+            (LAB, AuthMode::Anonymous, "lab"),
+            (LAB2, AuthMode::Anonymous, "lab2"),
+            (EMPTY, AuthMode::Anonymous, "empty"),
+        ] {
+            let slug_ = Slug::parse(slug).expect("a valid slug");
+            store
+                .create_tenant(&slug_, &spec(slug, auth, catalog))
+                .await
+                .expect("a test tenant");
+        }
+        let only_echo = Names {
+            tools: ["echo".to_owned()].into(),
+            ..Names::default()
+        };
+        for key in [
+            ApiKeyRecord::from_secret("alice".into(), ALICE),
+            ApiKeyRecord::from_secret("bob".into(), BOB),
+            ApiKeyRecord::from_secret("carol".into(), CAROL).with_allow(only_echo),
+        ] {
+            store.create_key(DEMO, &key).await.expect("a test key");
+        }
+        let registry = Arc::new(TenantRegistry::new(Arc::new(store), catalogs.clone()));
+        registry.load().await.expect("the test tenants load");
 
-        let running = wiring::start_sharing(&config, Arc::new(registry), None, share)
+        let running = wiring::start_sharing(&config, registry, None, share)
             .await
             .expect("the server starts");
         let client = awc::Client::builder()
@@ -107,6 +169,8 @@ impl Server {
             running: Some(running),
             lab_probe,
             client,
+            catalogs,
+            dir,
         }
     }
 
@@ -114,10 +178,38 @@ impl Server {
         format!("http://{}/t/{tenant}/mcp", self.addr)
     }
 
-    /// Adds an anonymous tenant to the running server (as the admin API will).
-    pub(crate) fn add_tenant(&self, slug: &str, catalog: Catalog) {
-        let running = self.running.as_ref().expect("a running server");
-        add_tenant(&running.registry, slug, AuthMode::Anonymous, catalog);
+    /// Adds an anonymous tenant serving `catalog` to the running server, through its store
+    /// (as the admin API does).
+    pub(crate) async fn add_tenant(&self, slug: &str, catalog: Catalog) {
+        self.add_tenant_with(slug, catalog, |_| {}).await;
+    }
+
+    /// [`Server::add_tenant`], with `tune` applied to the tenant's spec.
+    pub(crate) async fn add_tenant_with(
+        &self,
+        slug: &str,
+        catalog: Catalog,
+        tune: impl FnOnce(&mut TenantSpec),
+    ) {
+        self.catalogs
+            .added
+            .lock()
+            .expect("catalogs")
+            .insert(slug.to_owned(), catalog);
+        let mut spec = spec(slug, AuthMode::Anonymous, slug);
+        tune(&mut spec);
+        let registry = self.registry();
+        registry
+            .store()
+            .create_tenant(&Slug::parse(slug).expect("a valid slug"), &spec)
+            .await
+            .expect("a new tenant");
+        registry.sync().await.expect("the registry follows");
+    }
+
+    /// The running server's tenant registry (and, through it, its store).
+    pub(crate) fn registry(&self) -> &Arc<TenantRegistry> {
+        &self.running.as_ref().expect("a running server").registry
     }
 
     /// The tenant `slug` of the running server: the handle its requests read, to change it
@@ -141,6 +233,7 @@ impl Server {
         if let Some(running) = self.running.take() {
             running.stop().await;
         }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -151,18 +244,6 @@ impl Drop for Server {
             // The command is sent at once; nobody needs to wait for it.
             drop(running.server.stop(false));
         }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-fn add_tenant(registry: &TenantRegistry, slug: &str, auth: AuthMode, catalog: Catalog) {
-    let spec = TenantSpec {
-        slug: Slug::parse(slug).expect("a valid slug"),
-        name: slug.to_owned(),
-        auth,
-        catalogs: Vec::new(),
-    };
-    let tenant = Tenant::new(slug, catalog)
-        .with_server_info(json!({"name": format!("roundtrip-{slug}"), "version": "0.0.0-test"}))
-        .with_instructions(format!("The {slug} test tenant."));
-    registry.insert(spec, tenant).expect("a new tenant");
 }

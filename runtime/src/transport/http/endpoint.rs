@@ -25,6 +25,7 @@ use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{Malformed, Notification};
 use crate::protocol::meta::has_modern_envelope;
 use crate::protocol::{Era, Incoming, McpError, Request, RequestId};
+use crate::tenancy::AuthError;
 
 /// Every request no fixed route took: `/t/{tenant}/mcp` by method (POST, GET, DELETE;
 /// others 405), anything else 404 with a JSON-RPC body.
@@ -212,10 +213,15 @@ fn resolve(
         Ok(principal) => Ok((tenant, principal)),
         Err(reason) => {
             tracing::info!(tenant = tenant.slug(), %reason, "authentication failed");
-            Err(RpcError::refused(
-                id,
-                McpError::new(ErrorCode::Unauthorized, "Unauthorized"),
-            ))
+            let error = match reason {
+                AuthError::Suspended => McpError::new(ErrorCode::Forbidden, "Tenant suspended"),
+                AuthError::OutOfScope => McpError::new(
+                    ErrorCode::Forbidden,
+                    "This key may not call the MCP endpoint",
+                ),
+                _ => McpError::new(ErrorCode::Unauthorized, "Unauthorized"),
+            };
+            Err(RpcError::refused(id, error))
         }
     }
 }

@@ -114,6 +114,11 @@ impl ResponseError for RpcError {
         if self.error.code == ErrorCode::Unauthorized {
             response.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
         }
+        if self.status == StatusCode::TOO_MANY_REQUESTS {
+            if let Some(secs) = self.error.retry_after_secs() {
+                response.insert_header((header::RETRY_AFTER, secs));
+            }
+        }
         if self.status == StatusCode::METHOD_NOT_ALLOWED {
             response.insert_header((header::ALLOW, HeaderValue::from_static("POST")));
         }
@@ -144,6 +149,18 @@ mod tests {
         assert_eq!(
             response.headers().get(header::WWW_AUTHENTICATE),
             Some(&HeaderValue::from_static("Bearer"))
+        );
+    }
+
+    #[test]
+    fn a_rate_limited_refusal_says_when_to_retry() {
+        let id = RequestId::Number(1.into());
+        let e = McpError::rate_limited(std::time::Duration::from_millis(2_500));
+        let response = RpcError::answering(&id, e, Era::Modern).error_response();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(
+            response.headers().get(header::RETRY_AFTER),
+            Some(&HeaderValue::from_static("3"))
         );
     }
 

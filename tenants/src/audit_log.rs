@@ -1,0 +1,182 @@
+//! The audit log's writer: the runtime's [`AuditSink`]. A call's record is queued without
+//! waiting (a full queue drops the record and counts it, so the audit never slows a request);
+//! a task of its own writes the queue to the store in batches, and purges what is older than
+//! the retention.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use roundtrip_runtime::tenancy::{AuditSink, CallOutcome, CallRecord};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::audit::{AuditEvent, AuditKind, AuditOutcome};
+use crate::model::{Millis, Slug};
+use crate::store::Store;
+
+/// How the audit log is written and kept.
+#[derive(Debug, Clone)]
+pub struct AuditSettings {
+    /// Records waiting to be written; more are dropped (and counted).
+    pub queue: usize,
+    /// The most records written in one transaction.
+    pub batch: usize,
+    /// How long a record may wait for its batch to fill.
+    pub flush_every: Duration,
+    /// How long records are kept.
+    pub retention: Duration,
+}
+
+impl Default for AuditSettings {
+    fn default() -> Self {
+        AuditSettings {
+            queue: 65_536,
+            batch: 512,
+            flush_every: Duration::from_millis(200),
+            retention: Duration::from_secs(30 * 86_400),
+        }
+    }
+}
+
+/// Counts of what the audit log did, for `/metrics`.
+#[derive(Debug, Default)]
+pub struct AuditCounts {
+    /// Records written.
+    pub written: AtomicU64,
+    /// Records dropped because the queue was full.
+    pub dropped: AtomicU64,
+    /// Records lost because the store failed to take their batch.
+    pub failed: AtomicU64,
+}
+
+/// The queue's sending side: what the runtime records calls into.
+#[derive(Debug, Clone)]
+pub struct AuditLog {
+    queue: mpsc::Sender<AuditEvent>,
+    counts: Arc<AuditCounts>,
+}
+
+impl AuditLog {
+    /// Starts the writer on the current tokio runtime; it writes to `store` until `stop`,
+    /// then writes what is queued and ends.
+    pub fn start(
+        store: Arc<dyn Store>,
+        settings: AuditSettings,
+        stop: CancellationToken,
+    ) -> AuditLog {
+        let (queue, rx) = mpsc::channel(settings.queue.max(1));
+        let counts = Arc::new(AuditCounts::default());
+        tokio::spawn(write(store, settings, rx, counts.clone(), stop));
+        AuditLog { queue, counts }
+    }
+
+    /// What it has done so far.
+    pub fn counts(&self) -> &AuditCounts {
+        &self.counts
+    }
+
+    /// Queues an event, or drops and counts it when the queue is full.
+    pub fn push(&self, event: AuditEvent) {
+        if self.queue.try_send(event).is_err() {
+            self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl AuditSink for AuditLog {
+    fn record(&self, record: CallRecord) {
+        // Tenants come from the registry, whose slugs were checked when stored.
+        let Ok(tenant) = Slug::parse(&record.tenant) else {
+            return;
+        };
+        let (outcome, error_code) = match record.outcome {
+            CallOutcome::Complete => (AuditOutcome::Complete, None),
+            CallOutcome::InputRequired => (AuditOutcome::InputRequired, None),
+            CallOutcome::Error(code) => (AuditOutcome::Error, Some(code)),
+            CallOutcome::Cancelled => (AuditOutcome::Error, None),
+        };
+        let at = record
+            .at
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        self.push(AuditEvent {
+            id: 0,
+            tenant,
+            at: Millis(at),
+            actor: record.principal.to_string(),
+            kind: AuditKind::Call,
+            action: record.method.to_owned(),
+            target: record.target,
+            outcome,
+            error_code,
+            round: Some(i64::from(record.round)),
+            latency_us: Some(i64::try_from(record.latency.as_micros()).unwrap_or(i64::MAX)),
+        });
+    }
+}
+
+/// The writer: batches of up to `settings.batch`, at least every `flush_every`; a purge of
+/// old records every hour.
+async fn write(
+    store: Arc<dyn Store>,
+    settings: AuditSettings,
+    mut rx: mpsc::Receiver<AuditEvent>,
+    counts: Arc<AuditCounts>,
+    stop: CancellationToken,
+) {
+    let mut purge = tokio::time::interval(Duration::from_secs(3600));
+    let mut batch = Vec::with_capacity(settings.batch);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => break,
+            _ = purge.tick() => {
+                let retention = i64::try_from(settings.retention.as_millis()).unwrap_or(i64::MAX);
+                let before = Millis(Millis::now().0.saturating_sub(retention));
+                if let Err(e) = store.purge_audit(before).await {
+                    tracing::warn!(error = %e, "purging old audit records failed");
+                }
+            }
+            received = rx.recv_many(&mut batch, settings.batch) => {
+                if received == 0 {
+                    break;
+                }
+                // Let a batch fill for a moment when it is not full yet.
+                if batch.len() < settings.batch {
+                    let _ = tokio::time::timeout(settings.flush_every, async {
+                        while batch.len() < settings.batch {
+                            let room = settings.batch - batch.len();
+                            if rx.recv_many(&mut batch, room).await == 0 {
+                                break;
+                            }
+                        }
+                    })
+                    .await;
+                }
+                flush(store.as_ref(), &mut batch, &counts).await;
+            }
+        }
+    }
+    // Stopping: what is queued is still written.
+    while let Ok(event) = rx.try_recv() {
+        batch.push(event);
+        if batch.len() == settings.batch {
+            flush(store.as_ref(), &mut batch, &counts).await;
+        }
+    }
+    if !batch.is_empty() {
+        flush(store.as_ref(), &mut batch, &counts).await;
+    }
+}
+
+async fn flush(store: &dyn Store, batch: &mut Vec<AuditEvent>, counts: &AuditCounts) {
+    let n = batch.len() as u64;
+    match store.append_audit(batch).await {
+        Ok(()) => counts.written.fetch_add(n, Ordering::Relaxed),
+        Err(e) => {
+            tracing::warn!(error = %e, records = n, "writing audit records failed; they are lost");
+            counts.failed.fetch_add(n, Ordering::Relaxed)
+        }
+    };
+    batch.clear();
+}

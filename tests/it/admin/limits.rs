@@ -1,0 +1,117 @@
+//! Rate limits set through the admin API, per tenant, per key and per tool: the request over
+//! a limit gets HTTP 429 with `Retry-After` and -31429 with `data.retryAfterMs`, and nothing
+//! else is refused.
+
+use awc::http::Method;
+use serde_json::{json, Value};
+
+use crate::support::{rpc, tool_call, Server, ALICE, BOB, LAB};
+
+/// A limit that lets `burst` requests through, then refills too slowly for a test to see.
+fn limit(burst: u32) -> Value {
+    json!({"per_second": 0.001, "burst": burst})
+}
+
+async fn set_limits(server: &Server, tenant: &str, limits: Value) {
+    let body = json!({"rate_limits": limits});
+    let reply = server
+        .admin(Method::PATCH, &format!("/tenants/{tenant}"))
+        .json(&body)
+        .send_unchecked()
+        .await;
+    assert_eq!(reply.status, 200, "{reply:?}");
+}
+
+#[actix_web::test]
+async fn the_request_over_a_tenant_limit_gets_429_with_retry_after() {
+    let server = Server::start().await;
+    set_limits(&server, LAB, json!({"tenant": limit(2)})).await;
+    let list = rpc(1, "tools/list", json!({}));
+    server.send(LAB, &list).await.result();
+    server.send(LAB, &list).await.result();
+    let refused = server.send(LAB, &list).await;
+    let error = refused.error(-31429, 429);
+    assert!(
+        error["data"]["retryAfterMs"]
+            .as_u64()
+            .is_some_and(|ms| ms > 0),
+        "{error}"
+    );
+    let retry_after: u64 = refused
+        .header("retry-after")
+        .and_then(|v| v.parse().ok())
+        .expect("Retry-After");
+    assert!(retry_after >= 1);
+    // Another tenant is not limited by this one's limit.
+    server.send("lab2", &list).await.result();
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn each_key_has_its_own_limit() {
+    let server = Server::start().await;
+    set_limits(&server, "demo", json!({"key": limit(1)})).await;
+    let echo = tool_call(1, "echo", json!({"text": "x"}), json!({}));
+    server
+        .post("demo", &echo)
+        .bearer(ALICE)
+        .send()
+        .await
+        .result();
+    server
+        .post("demo", &echo)
+        .bearer(ALICE)
+        .send()
+        .await
+        .error(-31429, 429);
+    server.post("demo", &echo).bearer(BOB).send().await.result();
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_tool_limit_holds_that_tool_only() {
+    let server = Server::start().await;
+    set_limits(&server, LAB, json!({"tools": {"quiet": limit(1)}})).await;
+    let quiet = tool_call(1, "quiet", json!({}), json!({}));
+    server.send(LAB, &quiet).await.result();
+    server.send(LAB, &quiet).await.error(-31429, 429);
+    let chatty = tool_call(2, "nap", json!({}), json!({}));
+    server.send(LAB, &chatty).await.result();
+    server
+        .send(LAB, &rpc(3, "tools/list", json!({})))
+        .await
+        .result();
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn lifting_a_limit_lets_requests_through_at_once() {
+    let server = Server::start().await;
+    set_limits(&server, LAB, json!({"tenant": limit(1)})).await;
+    let list = rpc(1, "tools/list", json!({}));
+    server.send(LAB, &list).await.result();
+    server.send(LAB, &list).await.error(-31429, 429);
+    set_limits(&server, LAB, json!({})).await;
+    server.send(LAB, &list).await.result();
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_limit_that_lets_nothing_through_is_refused() {
+    let server = Server::start().await;
+    let body = json!({"rate_limits": {"tenant": {"per_second": 0, "burst": 1}}});
+    server
+        .admin(Method::PATCH, "/tenants/lab")
+        .json(&body)
+        .send_unchecked()
+        .await
+        .problem(400);
+    let body = json!({"rate_limits": {"tenant": {"per_second": 1, "burst": 0}}});
+    server
+        .admin(Method::PATCH, "/tenants/lab")
+        .json(&body)
+        .send_unchecked()
+        .await
+        .problem(400);
+    server.stop().await;
+}

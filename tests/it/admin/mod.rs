@@ -1,0 +1,11 @@
+//! The tenant admin API and what it changes on the MCP endpoint: who may do what, tenants and
+//! keys through the API, isolation between tenants and keys, live changes, rate limits and
+//! the audit log.
+
+mod access;
+mod audit;
+mod isolation;
+mod keys;
+mod limits;
+mod live;
+mod tenants;
