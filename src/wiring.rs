@@ -11,7 +11,7 @@ use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
 use roundtrip_runtime::sealing::{
-    EnsureTenant, KeyManager, KeyShare, LocalKeyShare, SealPolicy, SetTenantGrace, Snapshot,
+    EnsureTenant, KeyManager, KeyShare, LocalKeyShare, SealPolicy, Snapshot,
 };
 use roundtrip_runtime::tenancy::TenantDirectory;
 use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
@@ -148,21 +148,8 @@ pub async fn dispatching(
     let key_manager = KeyManager::start_in_arbiter(&key_arbiter.handle(), move |_| {
         KeyManager::new(km_policy, share)
     });
+    registry.tell_state_ttls(key_manager.clone().recipient(), policy.clock_skew);
     for slug in registry.slugs() {
-        // A tenant that keeps states longer keeps a rotated key verifiable as long.
-        if let Some(ttl) = registry
-            .tenant(&slug)
-            .and_then(|t| t.view().settings().state_ttl)
-        {
-            let grace = ttl + policy.clock_skew;
-            key_manager
-                .send(SetTenantGrace {
-                    tenant: slug.clone(),
-                    grace,
-                })
-                .await
-                .context("setting key grace")?;
-        }
         key_manager
             .send(EnsureTenant { tenant: slug })
             .await

@@ -110,6 +110,22 @@ pub struct CallRecord {
 pub trait AuditSink: Send + Sync + std::fmt::Debug + 'static {
     /// Takes one record.
     fn record(&self, record: CallRecord);
+
+    /// What became of the records so far, for `/metrics`.
+    fn tally(&self) -> AuditTally {
+        AuditTally::default()
+    }
+}
+
+/// Counts of an [`AuditSink`]'s records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AuditTally {
+    /// Written to the audit log.
+    pub written: u64,
+    /// Dropped because the queue was full.
+    pub dropped: u64,
+    /// Lost because writing them failed.
+    pub failed: u64,
 }
 
 /// In-memory tenants, all anonymous: for tests and for embedders without a tenant store.

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use roundtrip_runtime::tenancy::{AuditSink, CallOutcome, CallRecord};
+use roundtrip_runtime::tenancy::{AuditSink, AuditTally, CallOutcome, CallRecord};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -65,10 +65,16 @@ impl AuditLog {
         settings: AuditSettings,
         stop: CancellationToken,
     ) -> AuditLog {
-        let (queue, rx) = mpsc::channel(settings.queue.max(1));
+        let (log, rx) = AuditLog::queue(settings.queue);
+        tokio::spawn(write(store, settings, rx, log.counts.clone(), stop));
+        log
+    }
+
+    /// The queue alone, `capacity` records deep, and its receiving end.
+    fn queue(capacity: usize) -> (AuditLog, mpsc::Receiver<AuditEvent>) {
+        let (queue, rx) = mpsc::channel(capacity.max(1));
         let counts = Arc::new(AuditCounts::default());
-        tokio::spawn(write(store, settings, rx, counts.clone(), stop));
-        AuditLog { queue, counts }
+        (AuditLog { queue, counts }, rx)
     }
 
     /// What it has done so far.
@@ -85,6 +91,14 @@ impl AuditLog {
 }
 
 impl AuditSink for AuditLog {
+    fn tally(&self) -> AuditTally {
+        AuditTally {
+            written: self.counts.written.load(Ordering::Relaxed),
+            dropped: self.counts.dropped.load(Ordering::Relaxed),
+            failed: self.counts.failed.load(Ordering::Relaxed),
+        }
+    }
+
     fn record(&self, record: CallRecord) {
         // Tenants come from the registry, whose slugs were checked when stored.
         let Ok(tenant) = Slug::parse(&record.tenant) else {
@@ -179,4 +193,49 @@ async fn flush(store: &dyn Store, batch: &mut Vec<AuditEvent>, counts: &AuditCou
         }
     };
     batch.clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::SystemTime;
+
+    fn call() -> CallRecord {
+        CallRecord {
+            tenant: Arc::from("acme"),
+            principal: Arc::from("key:k1"),
+            method: "tools/call",
+            target: Some("echo".into()),
+            outcome: CallOutcome::Error(-32602),
+            round: 2,
+            at: SystemTime::now(),
+            latency: Duration::from_micros(1500),
+        }
+    }
+
+    #[test]
+    fn a_full_queue_drops_and_counts_instead_of_waiting() {
+        let (log, _rx) = AuditLog::queue(2);
+        for _ in 0..5 {
+            log.record(call());
+        }
+        assert_eq!(log.tally().dropped, 3);
+    }
+
+    #[test]
+    fn a_call_becomes_an_event_with_its_outcome_code_round_and_latency() {
+        let (log, mut rx) = AuditLog::queue(1);
+        log.record(call());
+        let event = rx.try_recv().expect("queued");
+        assert_eq!(event.tenant.as_str(), "acme");
+        assert_eq!(event.actor, "key:k1");
+        assert_eq!(
+            (event.kind, event.outcome),
+            (AuditKind::Call, AuditOutcome::Error)
+        );
+        assert_eq!(event.error_code, Some(-32602));
+        assert_eq!(event.round, Some(2));
+        assert_eq!(event.latency_us, Some(1500));
+        assert_eq!(event.target.as_deref(), Some("echo"));
+    }
 }

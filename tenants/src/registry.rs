@@ -15,10 +15,12 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
+use actix::Recipient;
 use roundtrip_runtime::handler::Catalog;
+use roundtrip_runtime::sealing::SetTenantGrace;
 use roundtrip_runtime::tenancy::{
     AuthError, Authenticator, Limiter, Principal, Tenant, TenantConfig, TenantDirectory,
     TenantSettings,
@@ -68,6 +70,9 @@ pub struct TenantRegistry {
     seen: AtomicI64,
     /// One sync at a time: two would apply the same changes twice, out of order.
     syncing: tokio::sync::Mutex<()>,
+    /// Told each tenant's requestState lifetime (plus the clock skew), so that its rotated
+    /// state keys keep opening for as long as its states live.
+    grace: OnceLock<(Recipient<SetTenantGrace>, Duration)>,
 }
 
 impl std::fmt::Debug for TenantRegistry {
@@ -109,7 +114,20 @@ impl TenantRegistry {
             state: RwLock::new(State::default()),
             seen: AtomicI64::new(0),
             syncing: tokio::sync::Mutex::new(()),
+            grace: OnceLock::new(),
         }
+    }
+
+    /// Tells `key_manager` every tenant's state lifetime plus `clock_skew` from now on, and at
+    /// once those of the tenants already read (a tenant whose states live longer than the
+    /// default keeps its rotated keys as long).
+    pub fn tell_state_ttls(&self, key_manager: Recipient<SetTenantGrace>, clock_skew: Duration) {
+        for entry in self.read().tenants.values() {
+            if let Some(ttl) = entry.record.spec.state_ttl_secs {
+                key_manager.do_send(grace_of(entry.record.slug.as_str(), ttl, clock_skew));
+            }
+        }
+        let _ = self.grace.set((key_manager, clock_skew));
     }
 
     /// The store it follows.
@@ -256,6 +274,11 @@ impl TenantRegistry {
             )?),
         };
         let config = tenant_config(&record, &merged);
+        if let (Some((key_manager, skew)), Some(ttl)) =
+            (self.grace.get(), record.spec.state_ttl_secs)
+        {
+            key_manager.do_send(grace_of(&slug, ttl, *skew));
+        }
         let tenant = match previous {
             Some((tenant, _, _)) => {
                 tenant.update(|c| *c = config);
@@ -345,6 +368,13 @@ impl TenantRegistry {
 
     fn write(&self) -> RwLockWriteGuard<'_, State> {
         self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn grace_of(tenant: &str, ttl_secs: u64, clock_skew: Duration) -> SetTenantGrace {
+    SetTenantGrace {
+        tenant: tenant.to_owned(),
+        grace: Duration::from_secs(ttl_secs) + clock_skew,
     }
 }
 

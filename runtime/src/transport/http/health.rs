@@ -8,6 +8,7 @@ use actix_web::{web, HttpResponse};
 
 use super::McpService;
 use crate::dispatch::{Reply, ReplyKind};
+use crate::tenancy::AuditTally;
 
 /// Counters of what the MCP endpoint answered. Atomics: no lock on the request path.
 #[derive(Debug, Default)]
@@ -60,7 +61,7 @@ impl Metrics {
 
     /// The Prometheus text of the counters, with the process's live legacy sessions (which
     /// the session registry counts, not these metrics).
-    fn render(&self, legacy_sessions: usize) -> String {
+    fn render(&self, legacy_sessions: usize, audit: Option<AuditTally>) -> String {
         let mut out = String::new();
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         header(
@@ -110,6 +111,24 @@ impl Metrics {
             header(&mut out, name, kind, help);
             let _ = writeln!(out, "{name} {value}");
         }
+        if let Some(tally) = audit {
+            header(
+                &mut out,
+                "roundtrip_audit_records_total",
+                "counter",
+                "Audit records of calls, by what became of them.",
+            );
+            for (result, value) in [
+                ("written", tally.written),
+                ("dropped", tally.dropped),
+                ("failed", tally.failed),
+            ] {
+                let _ = writeln!(
+                    out,
+                    "roundtrip_audit_records_total{{result=\"{result}\"}} {value}"
+                );
+            }
+        }
         out
     }
 }
@@ -141,5 +160,8 @@ pub(crate) async fn readyz(service: web::Data<McpService>) -> HttpResponse {
 pub(crate) async fn metrics(service: web::Data<McpService>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
-        .body(service.metrics.render(service.legacy.sessions.len()))
+        .body(service.metrics.render(
+            service.legacy.sessions.len(),
+            service.runtime.audit.as_ref().map(|a| a.tally()),
+        ))
 }
