@@ -6,8 +6,10 @@
 //! while the stream is still read. A stream whose events carry ids (the legacy wire's
 //! resumability) and ends before the response is resumed with a GET and `Last-Event-ID`
 //! after the `retry` the server asked for; a modern stream has no ids, and ending early loses
-//! the request (`StreamEnded`). The client never opens the optional standalone GET stream of
-//! a legacy session.
+//! the request (`StreamEnded`). A legacy session opens the optional standalone GET stream
+//! right after `initialize` and answers the server's requests on it too (older servers send
+//! their elicitations there); a server that offers none, or does not answer the GET within
+//! 5 s, is used without it, and a stream that ends is not reopened.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
