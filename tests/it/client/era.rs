@@ -208,3 +208,46 @@ async fn an_initialize_answered_with_a_version_we_do_not_speak_is_no_shared_vers
         "{err:?}"
     );
 }
+
+/// A server that answers `discover` with the modern error `code` (HTTP 400) and serves
+/// modern requests otherwise.
+async fn refusing_discover_with(code: i64) -> Scripted {
+    Scripted::start(move |seen| match seen.method() {
+        "server/discover" => Reply::error(
+            seen,
+            400,
+            json!({"code": code, "message": "refused", "data": {"requiredCapabilities": {}}}),
+        ),
+        "initialize" => Reply::result(seen, initialized("2025-11-25")),
+        _ => Reply::result(seen, json!({"resultType": "complete", "tools": []})),
+    })
+    .await
+}
+
+#[actix_web::test]
+async fn a_32020_answer_to_the_probe_means_modern_without_initialize() {
+    let server = refusing_discover_with(-32020).await;
+    let client = connect(&server).await.expect("connects");
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(
+        client.server().protocol_version,
+        ProtocolVersion::V2026_07_28
+    );
+    client.list_tools().await.expect("tools");
+    assert_eq!(methods(&server), ["server/discover", "tools/list"]);
+}
+
+#[actix_web::test]
+async fn a_32021_answer_to_the_probe_means_modern_without_initialize() {
+    let server = refusing_discover_with(-32021).await;
+    let client = connect(&server).await.expect("connects");
+    assert_eq!(client.era(), Era::Modern);
+    client.list_tools().await.expect("tools");
+    assert_eq!(methods(&server), ["server/discover", "tools/list"]);
+    assert_eq!(
+        server.calls("tools/list")[0].body["params"]["_meta"]
+            ["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28",
+        "the calls that follow are modern"
+    );
+}
