@@ -2,6 +2,10 @@
 //! several at once, prompts and resources, flows over three rounds, the round cap, decline,
 //! and what happens without a handler.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use roundtrip_client::handler::{elicit_with, ElicitationModes};
 use roundtrip_client::protocol::input::{ElicitResult, InputRequest, InputResponse};
 use roundtrip_client::protocol::results::Outcome;
 use roundtrip_client::{Client, Era, EraChoice, Error, Retry};
@@ -344,5 +348,74 @@ async fn lists_discovery_and_completion_are_read() {
     assert_eq!(completion.values, ["rust", "rest", "ruby"]);
     let read = client.read_resource("lab://static").await.expect("read");
     assert_eq!(read.contents[0].text.as_deref(), Some("static text"));
+    server.stop().await;
+}
+
+/// A client whose only handler answers forms, counting what it is asked.
+fn form_only(asked: &Arc<AtomicUsize>) -> roundtrip_client::ClientBuilder {
+    let asked = asked.clone();
+    Client::builder().elicitation(elicit_with(ElicitationModes::FORM, move |_, _| {
+        asked.fetch_add(1, Ordering::SeqCst);
+        async { Ok(ElicitResult::decline()) }
+    }))
+}
+
+#[actix_web::test]
+async fn a_url_question_to_a_form_only_client_is_refused_by_the_server_and_nothing_is_asked() {
+    let server = Server::start().await;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let client = form_only(&asked)
+        .era(EraChoice::Modern)
+        .connect_http(&server.url(LAB))
+        .await
+        .expect("connects");
+    let err = client
+        .call_tool("ask_url", json!({}))
+        .await
+        .expect_err("refused");
+    // The client declares exactly what its handlers answer (`elicitation.form`), and our
+    // server gates every question on that: the URL question never reaches the client, so
+    // its own `MissingHandler` cannot arise here (rounds.rs has it against a server that
+    // asks anyway).
+    let rpc = err.rpc().expect("a JSON-RPC error");
+    assert_eq!(rpc.code, -32021);
+    assert_eq!(
+        rpc.data.as_ref().map(|d| d["requiredCapabilities"].clone()),
+        Some(json!({"elicitation": {"url": {}}}))
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn an_elicitation_handler_of_no_mode_declares_nothing_and_the_server_refuses_with_32021() {
+    let server = Server::start().await;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let a = asked.clone();
+    let client = Client::builder()
+        .elicitation(elicit_with(
+            ElicitationModes {
+                form: false,
+                url: false,
+            },
+            move |_, _| {
+                a.fetch_add(1, Ordering::SeqCst);
+                async { Ok(ElicitResult::decline()) }
+            },
+        ))
+        .era(EraChoice::Modern)
+        .connect_http(&server.url(LAB))
+        .await
+        .expect("connects");
+    let err = client
+        .call_tool("ask_form", json!({}))
+        .await
+        .expect_err("refused");
+    // A bare `elicitation` would declare forms, which this handler does not answer.
+    let rpc = err
+        .rpc()
+        .unwrap_or_else(|| panic!("a JSON-RPC error, got {err:?}"));
+    assert_eq!(rpc.code, -32021);
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
     server.stop().await;
 }
