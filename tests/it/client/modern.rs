@@ -351,6 +351,26 @@ async fn lists_discovery_and_completion_are_read() {
     server.stop().await;
 }
 
+#[actix_web::test]
+async fn state_only_rounds_are_retried_after_50_then_100_ms_until_the_tool_completes() {
+    let server = Server::start().await;
+    let asked = Asked::default();
+    let result = modern(&server, LAB, &asked)
+        .await
+        .call_tool("come_back_later", json!({}))
+        .await
+        .expect("completes");
+    assert_eq!(result.text(), "came back");
+    let report = result.structured_content.unwrap_or_default();
+    assert_eq!(report["round"], 2, "two state-only rounds, then complete");
+    let gaps: Vec<u64> = serde_json::from_value(report["gapsMicros"].clone()).expect("the gaps");
+    // Lower bounds only: the pause is at least this long, however busy the machine.
+    assert!(gaps[0] >= 50_000, "the first pause is 50 ms: {gaps:?}");
+    assert!(gaps[1] >= 100_000, "the second pause doubles: {gaps:?}");
+    assert!(asked.kinds().is_empty(), "nothing was asked");
+    server.stop().await;
+}
+
 /// A client whose only handler answers forms, counting what it is asked.
 fn form_only(asked: &Arc<AtomicUsize>) -> roundtrip_client::ClientBuilder {
     let asked = asked.clone();
