@@ -4,12 +4,18 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
-use roundtrip_client::handler::{elicit_with, ElicitationModes};
-use roundtrip_client::protocol::input::{ElicitResult, InputRequest, InputResponse};
+use roundtrip_client::handler::{
+    elicit_with, sample_with, ElicitationModes, InputContext, RootsHandler,
+};
+use roundtrip_client::protocol::input::{
+    CreateMessageResult, ElicitRequest, ElicitResult, InputRequest, InputResponse, Root,
+};
 use roundtrip_client::protocol::results::Outcome;
-use roundtrip_client::{Client, Era, EraChoice, Error, Retry};
+use roundtrip_client::{Client, Era, EraChoice, Error, HandlerError, Retry};
 use serde_json::{json, Map, Value};
+use tokio::sync::Barrier;
 
 use super::answers::{accept, answering, named, Asked, ROOT, SAMPLED};
 use crate::support::{Server, ALICE, DEMO, LAB};
@@ -405,6 +411,61 @@ async fn a_url_question_to_a_form_only_client_is_refused_by_the_server_and_nothi
     );
     assert_eq!(asked.load(Ordering::SeqCst), 0);
     server.stop().await;
+}
+
+#[actix_web::test]
+async fn the_handlers_of_one_round_run_concurrently() {
+    // Four questions whose handlers each wait for all four: run one after another, the
+    // first would wait forever, and the timeout fails the test.
+    let server = Server::start().await;
+    let barrier = Arc::new(Barrier::new(4));
+    let (e, s, r) = (barrier.clone(), barrier.clone(), barrier.clone());
+    let client = Client::builder()
+        .elicitation(elicit_with(ElicitationModes::BOTH, move |request, _| {
+            let barrier = e.clone();
+            async move {
+                barrier.wait().await;
+                Ok(match request {
+                    ElicitRequest::Form(_) => accept(json!({"name": "Ada"})),
+                    ElicitRequest::Url(_) => ElicitResult::accept_url(),
+                })
+            }
+        }))
+        .sampling(sample_with(false, move |_, _| {
+            let barrier = s.clone();
+            async move {
+                barrier.wait().await;
+                Ok(CreateMessageResult::text("test-model", SAMPLED))
+            }
+        }))
+        .roots(WaitingRoots(r))
+        .era(EraChoice::Modern)
+        .connect_http(&server.url(LAB))
+        .await
+        .expect("connects");
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.call_tool("ask_several", json!({})),
+    )
+    .await
+    .expect("the four handlers met, so they ran at once")
+    .expect("completes");
+    let answers = answers(&result);
+    for key in ["form", "login", "llm", "roots"] {
+        assert!(answers.get(key).is_some(), "{key} answered: {answers}");
+    }
+    server.stop().await;
+}
+
+/// Roots that wait at the barrier first.
+struct WaitingRoots(Arc<Barrier>);
+
+#[async_trait::async_trait]
+impl RootsHandler for WaitingRoots {
+    async fn roots(&self, _context: &InputContext) -> Result<Vec<Root>, HandlerError> {
+        self.0.wait().await;
+        Ok(vec![Root::new(ROOT, None)])
+    }
 }
 
 #[actix_web::test]
