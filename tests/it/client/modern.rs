@@ -1,6 +1,7 @@
 //! The client against our server in the 2026-07-28 era over HTTP: every kind of question,
-//! several at once, prompts and resources, flows over three rounds, the round cap, decline,
-//! and what happens without a handler.
+//! several at once (their handlers concurrently), prompts and resources, flows over three
+//! rounds, state-only rounds, the round cap, decline, what happens without a handler, and the
+//! `*_once` variants.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -10,7 +11,8 @@ use roundtrip_client::handler::{
     elicit_with, sample_with, ElicitationModes, InputContext, RootsHandler,
 };
 use roundtrip_client::protocol::input::{
-    CreateMessageResult, ElicitRequest, ElicitResult, InputRequest, InputResponse, Root,
+    CreateMessageResult, ElicitRequest, ElicitResult, InputRequest, InputResponse, ListRootsResult,
+    Root,
 };
 use roundtrip_client::protocol::results::Outcome;
 use roundtrip_client::{Client, Era, EraChoice, Error, HandlerError, Retry};
@@ -466,6 +468,69 @@ impl RootsHandler for WaitingRoots {
         self.0.wait().await;
         Ok(vec![Root::new(ROOT, None)])
     }
+}
+
+#[actix_web::test]
+async fn get_prompt_once_returns_each_round_for_the_caller_to_drive() {
+    let server = Server::start().await;
+    let client = modern(&server, LAB, &Asked::default()).await;
+    let first = client
+        .get_prompt_once("ask_form", Map::new(), &Retry::default())
+        .await
+        .expect("a round");
+    let Outcome::InputRequired(round) = first else {
+        panic!("asks first")
+    };
+    assert!(round.input_requests.contains_key("form"));
+    assert!(round.request_state.is_some(), "the prompt keeps a state");
+    let reply = InputResponse::Elicitation(accept(json!({"name": "Bo"})));
+    let retry = Retry::of(
+        &round,
+        Some([("form".to_owned(), reply)].into_iter().collect()),
+    );
+    let second = client
+        .get_prompt_once("ask_form", Map::new(), &retry)
+        .await
+        .expect("a round");
+    let Outcome::Complete(prompt) = second else {
+        panic!("completes")
+    };
+    assert_eq!(prompt.messages[0].content["text"], "answered");
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn read_resource_once_returns_each_round_for_the_caller_to_drive() {
+    let server = Server::start().await;
+    let client = modern(&server, LAB, &Asked::default()).await;
+    let first = client
+        .read_resource_once("lab://roots", &Retry::default())
+        .await
+        .expect("a round");
+    let Outcome::InputRequired(round) = first else {
+        panic!("asks first")
+    };
+    assert!(matches!(
+        round.input_requests.get("roots"),
+        Some(InputRequest::Roots)
+    ));
+    let reply = InputResponse::Roots(ListRootsResult {
+        roots: vec![Root::new("file:///once", None)],
+    });
+    let retry = Retry::of(
+        &round,
+        Some([("roots".to_owned(), reply)].into_iter().collect()),
+    );
+    let second = client
+        .read_resource_once("lab://roots", &retry)
+        .await
+        .expect("a round");
+    let Outcome::Complete(read) = second else {
+        panic!("completes")
+    };
+    let text = read.contents[0].text.clone().unwrap_or_default();
+    assert!(text.contains("file:///once"), "{text}");
+    server.stop().await;
 }
 
 #[actix_web::test]

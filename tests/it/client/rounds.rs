@@ -1,7 +1,7 @@
 //! The input-required loop and the response streams, against scripted servers: state-only
 //! rounds and their pause, byte-exact state, what a flow never leaks, result types, a
 //! question without a handler (a round's and a legacy server's request), failing handlers,
-//! pagination, SSE notifications, and legacy stream resumption.
+//! pagination of every list, SSE notifications, and legacy stream resumption.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -313,6 +313,69 @@ async fn lists_follow_next_cursor_over_every_page() {
     let tools = client(&server).await.list_tools().await.expect("tools");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["one", "two", "three"]);
+}
+
+/// A server listing `key` over three pages (cursors `c2`, `c3`), one `item(n)` per page.
+async fn three_pages(key: &'static str, item: fn(usize) -> Value) -> Scripted {
+    Scripted::start(move |seen| {
+        let (n, next) = match seen.body["params"]["cursor"].as_str() {
+            None => (1, Some("c2")),
+            Some("c2") => (2, Some("c3")),
+            _ => (3, None),
+        };
+        let mut page = json!({"resultType": "complete", key: [item(n)]});
+        if let Some(next) = next {
+            page["nextCursor"] = json!(next);
+        }
+        Reply::result(seen, page)
+    })
+    .await
+}
+
+/// The cursors the `method` requests carried, in order.
+fn cursors(server: &Scripted, method: &str) -> Vec<Value> {
+    server
+        .calls(method)
+        .iter()
+        .map(|s| {
+            s.body["params"]
+                .get("cursor")
+                .cloned()
+                .unwrap_or(Value::Null)
+        })
+        .collect()
+}
+
+#[actix_web::test]
+async fn list_prompts_follows_next_cursor_over_every_page() {
+    let server = three_pages("prompts", |n| json!({"name": format!("p{n}")})).await;
+    let prompts = client(&server).await.list_prompts().await.expect("prompts");
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["p1", "p2", "p3"]);
+    assert_eq!(
+        cursors(&server, "prompts/list"),
+        [Value::Null, json!("c2"), json!("c3")]
+    );
+}
+
+#[actix_web::test]
+async fn list_resources_follows_next_cursor_over_every_page() {
+    let server = three_pages(
+        "resources",
+        |n| json!({"uri": format!("test://r{n}"), "name": format!("r{n}")}),
+    )
+    .await;
+    let resources = client(&server)
+        .await
+        .list_resources()
+        .await
+        .expect("resources");
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["test://r1", "test://r2", "test://r3"]);
+    assert_eq!(
+        cursors(&server, "resources/list"),
+        [Value::Null, json!("c2"), json!("c3")]
+    );
 }
 
 #[actix_web::test]
