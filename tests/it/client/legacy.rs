@@ -168,6 +168,23 @@ async fn a_prompt_and_a_resource_that_ask_complete() {
 }
 
 #[actix_web::test]
+async fn a_cancelled_request_is_answered_as_cancel() {
+    let server = Server::start().await;
+    let client = answering(&Asked::default(), |_| ElicitResult::cancel())
+        .era(EraChoice::Legacy)
+        .connect_http(&server.url(LAB))
+        .await
+        .expect("initializes");
+    let result = client
+        .call_tool("ask_form", json!({}))
+        .await
+        .expect("completes");
+    let answers = result.structured_content.unwrap_or_default()["answers"].clone();
+    assert_eq!(answers["form"], json!({"action": "cancel"}));
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn a_url_question_to_a_form_only_session_is_refused_by_the_server_and_nothing_is_asked() {
     let server = Server::start().await;
     let asked = Arc::new(AtomicUsize::new(0));
