@@ -108,7 +108,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Answers elicitations; declares `elicitation` with the handler's modes.
+    /// Answers elicitations; declares `elicitation` with the handler's modes (nothing for a
+    /// handler of no mode).
     pub fn elicitation(mut self, handler: impl ElicitationHandler + 'static) -> Self {
         self.handlers.elicitation = Some(Arc::new(handler));
         self

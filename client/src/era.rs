@@ -2,6 +2,9 @@
 //!
 //! `auto` probes `server/discover` at our newest modern version:
 //! - a discover result that lists a modern version we speak: modern, at that version;
+//! - a -32020 (header mismatch) or -32021 (missing client capability): modern, at the version
+//!   probed, since only a modern server answers with them (§4.5: "a recognised modern error
+//!   body means modern");
 //! - a -32022 naming a version we share: one more probe, at that version;
 //! - any other JSON-RPC error, a discover result sharing no modern version, or no result at
 //!   all (an empty or non-JSON-RPC body, HTTP 400/404/405 without one): legacy, `initialize`;
@@ -52,10 +55,11 @@ pub(crate) fn cache_key(url: &reqwest::Url) -> String {
     format!("{}://{host}:{port}{}", url.scheme(), url.path())
 }
 
-/// What a probe found.
+/// What a probe found: modern with what `server/discover` said (nothing when the server
+/// answered with a modern error), or legacy.
 #[derive(Debug)]
 enum Probed {
-    Modern(ProtocolVersion, Box<DiscoverResult>),
+    Modern(ProtocolVersion, Option<Box<DiscoverResult>>),
     Legacy,
 }
 
@@ -77,7 +81,7 @@ pub(crate) async fn detect(
     }
     match probe(session, probe_timeout).await? {
         Probed::Modern(version, discovered) => {
-            modern(session, version, Some(*discovered));
+            modern(session, version, discovered.map(|d| *d));
             if let Some(key) = cache {
                 remember(key, Era::Modern, version);
             }
@@ -123,9 +127,15 @@ async fn probe(session: &Session, probe_timeout: Duration) -> Result<Probed, Err
                     discovered.supported_versions.iter().map(String::as_str),
                 );
                 return Ok(match shared {
-                    Some(v) => Probed::Modern(v, Box::new(discovered)),
+                    Some(v) => Probed::Modern(v, Some(Box::new(discovered))),
                     None => Probed::Legacy,
                 });
+            }
+            Ok(Err(e))
+                if e.code == RpcError::HEADER_MISMATCH
+                    || e.code == RpcError::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+            {
+                return Ok(Probed::Modern(version, None))
             }
             Ok(Err(e)) if e.code == RpcError::UNSUPPORTED_PROTOCOL_VERSION && !reprobed => {
                 match ProtocolVersion::shared_modern(e.supported_versions()) {

@@ -61,7 +61,8 @@ impl ElicitationModes {
 /// Answers `elicitation/create`.
 #[async_trait]
 pub trait ElicitationHandler: Send + Sync {
-    /// The modes declared; a question in another mode is a missing handler.
+    /// The modes declared (with neither, `elicitation` is not declared at all); a question in
+    /// another mode is a missing handler.
     fn modes(&self) -> ElicitationModes {
         ElicitationModes::FORM
     }
@@ -252,8 +253,13 @@ impl Handlers {
     /// The client capabilities the registered handlers declare.
     pub(crate) fn capabilities(&self) -> Map<String, Value> {
         let mut caps = Map::new();
-        if let Some(h) = &self.elicitation {
-            let modes = h.modes();
+        // A handler of no mode declares nothing: a bare `elicitation` would claim forms.
+        if let Some(modes) = self
+            .elicitation
+            .as_ref()
+            .map(|h| h.modes())
+            .filter(|m| m.form || m.url)
+        {
             let mut elicitation = Map::new();
             if modes.form {
                 elicitation.insert("form".into(), json!({}));
@@ -375,6 +381,21 @@ mod tests {
             Value::Object(form_only.capabilities()),
             json!({"elicitation": {"form": {}}, "sampling": {}})
         );
+    }
+
+    #[test]
+    fn an_elicitation_handler_of_no_mode_declares_no_elicitation() {
+        let none = Handlers {
+            elicitation: Some(Arc::new(elicit_with(
+                ElicitationModes {
+                    form: false,
+                    url: false,
+                },
+                |_, _| async { Ok(ElicitResult::decline()) },
+            ))),
+            ..Handlers::default()
+        };
+        assert!(none.capabilities().is_empty(), "{:?}", none.capabilities());
     }
 
     #[test]

@@ -6,14 +6,17 @@
 //! while the stream is still read. A stream whose events carry ids (the legacy wire's
 //! resumability) and ends before the response is resumed with a GET and `Last-Event-ID`
 //! after the `retry` the server asked for; a modern stream has no ids, and ending early loses
-//! the request (`StreamEnded`). The client never opens the optional standalone GET stream of
-//! a legacy session.
+//! the request (`StreamEnded`). A legacy session opens the optional standalone GET stream
+//! right after `initialize` and answers the server's requests on it too (older servers send
+//! their elicitations there); a server that offers none, or does not answer the GET within
+//! 5 s, is used without it, and a stream that ends is not reopened.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use futures_util::stream::{BoxStream, FuturesUnordered};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use reqwest::{Response, StatusCode, Url};
 use serde_json::Value;
@@ -65,6 +68,9 @@ struct Endpoint {
 }
 
 type Events = BoxStream<'static, Result<Event, reqwest::Error>>;
+
+/// Our answers to a server's requests, on their way.
+type Answering = FuturesUnordered<BoxFuture<'static, ()>>;
 
 impl Http {
     pub(crate) fn new(url: &str, options: &HttpOptions, handlers: Handlers) -> Result<Self, Error> {
@@ -224,7 +230,11 @@ impl Endpoint {
         })
     }
 
-    async fn request(&self, out: &Outgoing, handlers: &Handlers) -> Result<Answer, Error> {
+    async fn request(
+        self: &Arc<Self>,
+        out: &Outgoing,
+        handlers: &Handlers,
+    ) -> Result<Answer, Error> {
         let response = self.post(&out.method, &out.message, &out.headers).await?;
         if let Some(refused) = Self::refused(&out.method, &response) {
             return Err(refused);
@@ -260,14 +270,32 @@ impl Endpoint {
     }
 
     /// Reads a request's SSE stream until its response, answering the server's requests and
-    /// resuming the stream where the server allows it.
+    /// resuming the stream where the server allows it. Answers still under way when the
+    /// response comes (a server need not wait for them) or the stream fails go out all the
+    /// same, on a task of their own.
     async fn read_stream(
-        &self,
-        mut events: Events,
+        self: &Arc<Self>,
+        events: Events,
         out: &Outgoing,
         handlers: &Handlers,
     ) -> Result<Answer, Error> {
-        let mut answering = FuturesUnordered::new();
+        let mut answering = Answering::new();
+        let result = self
+            .read_events(events, out, handlers, &mut answering)
+            .await;
+        if !answering.is_empty() {
+            tokio::spawn(async move { while answering.next().await.is_some() {} });
+        }
+        result
+    }
+
+    async fn read_events(
+        self: &Arc<Self>,
+        mut events: Events,
+        out: &Outgoing,
+        handlers: &Handlers,
+        answering: &mut Answering,
+    ) -> Result<Answer, Error> {
         let mut last_id: Option<String> = None;
         let mut retry = DEFAULT_RETRY;
         let mut idle_resumptions = 0;
@@ -325,14 +353,18 @@ impl Endpoint {
                 }
                 Incoming::Request { id, method, params } => {
                     let version = protocol_version(&out.headers);
-                    answering.push(self.answer_server(
-                        handlers,
-                        id,
-                        method,
-                        params,
-                        &out.context,
-                        version,
-                    ));
+                    answering.push(
+                        self.clone()
+                            .answer_server(
+                                handlers.clone(),
+                                id,
+                                method,
+                                params,
+                                out.context.clone(),
+                                version,
+                            )
+                            .boxed(),
+                    );
                 }
                 Incoming::Notification { method, params } => handlers.notified(method, params),
             }
@@ -372,15 +404,15 @@ impl Endpoint {
 
     /// Answers a legacy server's request with the handlers and POSTs the answer back.
     async fn answer_server(
-        &self,
-        handlers: &Handlers,
+        self: Arc<Self>,
+        handlers: Handlers,
         id: RequestId,
         method: String,
         params: Option<Value>,
-        context: &InputContext,
+        context: InputContext,
         version: Vec<(String, String)>,
     ) {
-        let outcome = serve(handlers, &method, params, context).await;
+        let outcome = serve(&handlers, &method, params, &context).await;
         let answer = jsonrpc::response(&id, outcome);
         match self.post(&method, &answer, &version).await {
             Ok(r) if r.status().is_success() => {}
@@ -500,9 +532,16 @@ async fn listen(
             .ok()
             .map(Incoming::parse);
         match message {
-            Some(Ok(Incoming::Request { id, method, params })) => answering.push(
-                endpoint.answer_server(&handlers, id, method, params, &context, version.clone()),
-            ),
+            Some(Ok(Incoming::Request { id, method, params })) => {
+                answering.push(endpoint.clone().answer_server(
+                    handlers.clone(),
+                    id,
+                    method,
+                    params,
+                    context.clone(),
+                    version.clone(),
+                ))
+            }
             Some(Ok(Incoming::Notification { method, params })) => {
                 handlers.notified(method, params)
             }

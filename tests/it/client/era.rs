@@ -1,7 +1,9 @@
 //! Era detection (protocol §4.5) against scripted servers: what the `server/discover` probe
-//! makes of each kind of answer, the per-endpoint cache, and forced eras.
+//! makes of each kind of answer (over stdio, of none), the per-endpoint cache, and forced
+//! eras.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use roundtrip_client::{Client, Era, EraChoice, Error, ProtocolVersion};
 use serde_json::json;
@@ -207,4 +209,119 @@ async fn an_initialize_answered_with_a_version_we_do_not_speak_is_no_shared_vers
         matches!(&err, Error::NoSharedVersion { offered } if offered == &["2024-11-05"]),
         "{err:?}"
     );
+}
+
+/// A server that answers `discover` with the modern error `code` (HTTP 400) and serves
+/// modern requests otherwise.
+async fn refusing_discover_with(code: i64) -> Scripted {
+    Scripted::start(move |seen| match seen.method() {
+        "server/discover" => Reply::error(
+            seen,
+            400,
+            json!({"code": code, "message": "refused", "data": {"requiredCapabilities": {}}}),
+        ),
+        "initialize" => Reply::result(seen, initialized("2025-11-25")),
+        _ => Reply::result(seen, json!({"resultType": "complete", "tools": []})),
+    })
+    .await
+}
+
+#[actix_web::test]
+async fn a_32020_answer_to_the_probe_means_modern_without_initialize() {
+    let server = refusing_discover_with(-32020).await;
+    let client = connect(&server).await.expect("connects");
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(
+        client.server().protocol_version,
+        ProtocolVersion::V2026_07_28
+    );
+    client.list_tools().await.expect("tools");
+    assert_eq!(methods(&server), ["server/discover", "tools/list"]);
+}
+
+#[actix_web::test]
+async fn a_32021_answer_to_the_probe_means_modern_without_initialize() {
+    let server = refusing_discover_with(-32021).await;
+    let client = connect(&server).await.expect("connects");
+    assert_eq!(client.era(), Era::Modern);
+    client.list_tools().await.expect("tools");
+    assert_eq!(methods(&server), ["server/discover", "tools/list"]);
+    assert_eq!(
+        server.calls("tools/list")[0].body["params"]["_meta"]
+            ["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28",
+        "the calls that follow are modern"
+    );
+}
+
+#[actix_web::test]
+async fn two_paths_on_one_origin_are_cached_apart() {
+    let server = Scripted::start(|seen| match (seen.path.as_str(), seen.method()) {
+        ("/modern/mcp", "server/discover") => Reply::result(seen, discovered(&["2026-07-28"])),
+        ("/legacy/mcp", "server/discover") => Reply::error(
+            seen,
+            404,
+            json!({"code": -32601, "message": "Method not found"}),
+        ),
+        (_, "initialize") => Reply::result(seen, initialized("2025-11-25")),
+        (_, "notifications/initialized") => Reply::empty(202),
+        _ => Reply::result(seen, json!({"resultType": "complete", "tools": []})),
+    })
+    .await;
+    let (modern_url, legacy_url) = (server.url_at("/modern/mcp"), server.url_at("/legacy/mcp"));
+    for _ in 0..2 {
+        for (url, era) in [(&modern_url, Era::Modern), (&legacy_url, Era::Legacy)] {
+            let client = Client::builder().connect_http(url).await.expect("connects");
+            assert_eq!(client.era(), era, "{url}");
+        }
+    }
+    let probes = |path: &str| {
+        server
+            .calls("server/discover")
+            .iter()
+            .filter(|s| s.path == path)
+            .count()
+    };
+    assert_eq!(
+        (probes("/modern/mcp"), probes("/legacy/mcp")),
+        (1, 1),
+        "each path probed once, then read from its own cache entry"
+    );
+    assert_eq!(server.calls("initialize").len(), 2, "legacy twice");
+}
+
+/// A stdio server that never answers `server/discover` and answers `initialize` at
+/// 2025-11-25; every other line is read and left unanswered.
+const ANSWERS_ONLY_INITIALIZE: &str = r#"
+while IFS= read -r line; do
+  case "$line" in
+    *'"method":"initialize"'*)
+      id=$(printf '%s\n' "$line" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+      printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"silent-prober","version":"1"}}}\n' "$id"
+      ;;
+  esac
+done
+"#;
+
+#[actix_web::test]
+async fn a_stdio_server_silent_to_the_probe_is_legacy_after_the_probe_timeout() {
+    const PROBE: Duration = Duration::from_millis(300);
+    let mut command = tokio::process::Command::new("sh");
+    command.args(["-c", ANSWERS_ONLY_INITIALIZE]);
+    let started = Instant::now();
+    let client = Client::builder()
+        .probe_timeout(PROBE)
+        .connect_stdio(command)
+        .await
+        .expect("initializes");
+    assert!(
+        started.elapsed() >= PROBE,
+        "initialize came after the probe timed out"
+    );
+    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(
+        client.server().server_info.map(|s| s["name"].clone()),
+        Some(json!("silent-prober"))
+    );
+    client.close().await;
 }

@@ -2,6 +2,10 @@
 //! each question as a real request on the call's SSE stream, and the same handlers answer it
 //! with a POST. The session's id and version ride on every request.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use roundtrip_client::handler::{elicit_with, ElicitationModes};
 use roundtrip_client::protocol::input::ElicitResult;
 use roundtrip_client::{Client, Era, EraChoice, ProtocolVersion};
 use serde_json::{json, Map, Value};
@@ -160,5 +164,52 @@ async fn a_prompt_and_a_resource_that_ask_complete() {
         .as_deref()
         .unwrap_or_default()
         .contains(ROOT));
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_cancelled_request_is_answered_as_cancel() {
+    let server = Server::start().await;
+    let client = answering(&Asked::default(), |_| ElicitResult::cancel())
+        .era(EraChoice::Legacy)
+        .connect_http(&server.url(LAB))
+        .await
+        .expect("initializes");
+    let result = client
+        .call_tool("ask_form", json!({}))
+        .await
+        .expect("completes");
+    let answers = result.structured_content.unwrap_or_default()["answers"].clone();
+    assert_eq!(answers["form"], json!({"action": "cancel"}));
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_url_question_to_a_form_only_session_is_refused_by_the_server_and_nothing_is_asked() {
+    let server = Server::start().await;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let a = asked.clone();
+    let client = Client::builder()
+        .elicitation(elicit_with(ElicitationModes::FORM, move |_, _| {
+            a.fetch_add(1, Ordering::SeqCst);
+            async { Ok(ElicitResult::decline()) }
+        }))
+        .era(EraChoice::Legacy)
+        .connect_http(&server.url(LAB))
+        .await
+        .expect("initializes");
+    let err = client
+        .call_tool("ask_url", json!({}))
+        .await
+        .expect_err("refused");
+    // The shim gates on what `initialize` declared (`elicitation.form`): the question is
+    // never sent, so no handler of ours is missing on the wire.
+    let rpc = err.rpc().expect("a JSON-RPC error");
+    assert_eq!(rpc.code, -32021);
+    assert_eq!(
+        rpc.data.as_ref().map(|d| d["requiredCapabilities"].clone()),
+        Some(json!({"elicitation": {"url": {}}}))
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
     server.stop().await;
 }

@@ -1,7 +1,7 @@
 //! The input-required loop and the response streams, against scripted servers: state-only
 //! rounds and their pause, byte-exact state, what a flow never leaks, result types, a
-//! question without a handler, failing handlers, pagination, SSE notifications, and legacy
-//! stream resumption.
+//! question without a handler (a round's and a legacy server's request), failing handlers,
+//! pagination of every list, SSE notifications, and legacy stream resumption.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -313,6 +313,119 @@ async fn lists_follow_next_cursor_over_every_page() {
     let tools = client(&server).await.list_tools().await.expect("tools");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["one", "two", "three"]);
+}
+
+/// A server listing `key` over three pages (cursors `c2`, `c3`), one `item(n)` per page.
+async fn three_pages(key: &'static str, item: fn(usize) -> Value) -> Scripted {
+    Scripted::start(move |seen| {
+        let (n, next) = match seen.body["params"]["cursor"].as_str() {
+            None => (1, Some("c2")),
+            Some("c2") => (2, Some("c3")),
+            _ => (3, None),
+        };
+        let mut page = json!({"resultType": "complete", key: [item(n)]});
+        if let Some(next) = next {
+            page["nextCursor"] = json!(next);
+        }
+        Reply::result(seen, page)
+    })
+    .await
+}
+
+/// The cursors the `method` requests carried, in order.
+fn cursors(server: &Scripted, method: &str) -> Vec<Value> {
+    server
+        .calls(method)
+        .iter()
+        .map(|s| {
+            s.body["params"]
+                .get("cursor")
+                .cloned()
+                .unwrap_or(Value::Null)
+        })
+        .collect()
+}
+
+#[actix_web::test]
+async fn list_prompts_follows_next_cursor_over_every_page() {
+    let server = three_pages("prompts", |n| json!({"name": format!("p{n}")})).await;
+    let prompts = client(&server).await.list_prompts().await.expect("prompts");
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["p1", "p2", "p3"]);
+    assert_eq!(
+        cursors(&server, "prompts/list"),
+        [Value::Null, json!("c2"), json!("c3")]
+    );
+}
+
+#[actix_web::test]
+async fn list_resources_follows_next_cursor_over_every_page() {
+    let server = three_pages(
+        "resources",
+        |n| json!({"uri": format!("test://r{n}"), "name": format!("r{n}")}),
+    )
+    .await;
+    let resources = client(&server)
+        .await
+        .list_resources()
+        .await
+        .expect("resources");
+    let uris: Vec<&str> = resources.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(uris, ["test://r1", "test://r2", "test://r3"]);
+    assert_eq!(
+        cursors(&server, "resources/list"),
+        [Value::Null, json!("c2"), json!("c3")]
+    );
+}
+
+#[actix_web::test]
+async fn a_legacy_servers_request_without_a_handler_is_answered_32601_and_no_handler_is_asked() {
+    let server = Scripted::start(|seen| match (seen.http.as_str(), seen.method()) {
+        ("POST", "initialize") => {
+            Reply::result(seen, initialized("2025-11-25")).with_header("mcp-session-id", "s1")
+        }
+        ("POST", "tools/call") => Reply::sse(format!(
+            "data: {}\n\ndata: {}\n\n",
+            json!({"jsonrpc": "2.0", "id": "srv-1", "method": "elicitation/create",
+                "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/a",
+                    "elicitationId": "e1"}}),
+            json!({"jsonrpc": "2.0", "id": seen.body["id"], "result": text_result("done")})
+        )),
+        ("GET", _) => Reply::empty(405),
+        _ => Reply::empty(202),
+    })
+    .await;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let a = asked.clone();
+    let client = Client::builder()
+        .elicitation(elicit_with(ElicitationModes::FORM, move |_, _| {
+            a.fetch_add(1, Ordering::SeqCst);
+            async { Ok(ElicitResult::decline()) }
+        }))
+        .era(EraChoice::Legacy)
+        .connect_http(&server.url)
+        .await
+        .expect("initializes");
+    client.call_tool("t", json!({})).await.expect("completes");
+    let mut answer = None;
+    for _ in 0..200 {
+        answer = server.seen().into_iter().find(|s| s.body["id"] == "srv-1");
+        if answer.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let answer = answer.expect("the server's request is answered");
+    assert_eq!(answer.body["error"]["code"], -32601, "{}", answer.body);
+    assert!(
+        answer.body["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("url mode"),
+        "names what is missing: {}",
+        answer.body
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0);
 }
 
 #[actix_web::test]

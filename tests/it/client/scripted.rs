@@ -14,6 +14,8 @@ use serde_json::{json, Value};
 pub(crate) struct Seen {
     /// The HTTP method.
     pub(crate) http: String,
+    /// The URL's path.
+    pub(crate) path: String,
     /// Headers, names lowercased (the last value of a repeated one).
     pub(crate) headers: HashMap<String, String>,
     /// The JSON body (`Null` when there was none).
@@ -95,6 +97,7 @@ impl Scripted {
                 async move {
                     let seen = Seen {
                         http: req.method().to_string(),
+                        path: req.path().to_owned(),
                         headers: req
                             .headers()
                             .iter()
@@ -133,6 +136,12 @@ impl Scripted {
             seen,
             handle,
         }
+    }
+
+    /// The server's origin and `path` as a URL (`url` is the one at `/mcp`).
+    pub(crate) fn url_at(&self, path: &str) -> String {
+        let origin = self.url.trim_end_matches("/mcp");
+        format!("{origin}{path}")
     }
 
     /// Every request so far.

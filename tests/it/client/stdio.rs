@@ -1,13 +1,16 @@
 //! The client against `roundtrip stdio --tenant conformance` as a child process: the era
-//! found by probing, both eras' flows over one line per message, and a server that exits.
+//! found by probing, both eras' flows over one line per message (three rounds, decline,
+//! cancel), the round cap, and a server that exits. The conformance catalog has no tool whose
+//! rounds carry only state: the pause before such a retry is tested over HTTP (`modern.rs`).
 
 use std::process::Stdio;
 
+use roundtrip_client::protocol::input::{ElicitResult, FormElicitation};
 use roundtrip_client::{Era, EraChoice, Error};
 use serde_json::json;
 use tokio::process::Command;
 
-use super::answers::{answering, named, Asked};
+use super::answers::{accept, answering, named, Asked};
 
 fn roundtrip_stdio(tenant: &str) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_roundtrip"));
@@ -90,4 +93,117 @@ async fn a_server_that_exits_at_once_fails_the_connection_as_closed() {
         .await
         .expect_err("the child exits");
     assert!(matches!(err, Error::Closed { .. }), "{err:?}");
+}
+
+/// Answers `test_input_required_result_multi_round`'s forms: a name, then a color.
+fn name_then_color(form: &FormElicitation) -> ElicitResult {
+    let field = form
+        .properties()
+        .next()
+        .map(|(name, _)| name.clone())
+        .unwrap_or_default();
+    accept(if field == "color" {
+        json!({"color": "blue"})
+    } else {
+        json!({"name": "Alice"})
+    })
+}
+
+async fn multi_round_in(era: EraChoice) {
+    let asked = Asked::default();
+    let client = answering(&asked, name_then_color)
+        .era(era)
+        .connect_stdio(roundtrip_stdio("conformance"))
+        .await
+        .expect("connects");
+    let result = client
+        .call_tool("test_input_required_result_multi_round", json!({}))
+        .await
+        .expect("completes");
+    assert_eq!(result.text(), "Alice's favorite color is blue.");
+    assert_eq!(asked.kinds(), ["form", "form"]);
+    client.close().await;
+}
+
+#[actix_web::test]
+async fn a_modern_three_round_flow_completes() {
+    multi_round_in(EraChoice::Modern).await;
+}
+
+#[actix_web::test]
+async fn a_legacy_three_round_flow_completes() {
+    multi_round_in(EraChoice::Legacy).await;
+}
+
+#[actix_web::test]
+async fn the_round_cap_stops_a_modern_flow_with_its_last_question_and_state() {
+    // The conformance catalog has no tool that asks forever: a cap of one round stops its
+    // three-run flow at the second question. (A legacy session has no client-side cap: the
+    // server drives the rounds there.)
+    let asked = Asked::default();
+    let client = answering(&asked, name_then_color)
+        .era(EraChoice::Modern)
+        .max_rounds(1)
+        .connect_stdio(roundtrip_stdio("conformance"))
+        .await
+        .expect("connects");
+    let err = client
+        .call_tool("test_input_required_result_multi_round", json!({}))
+        .await
+        .expect_err("capped");
+    let Error::RoundsExceeded { rounds, last, .. } = err else {
+        panic!("expected RoundsExceeded, got {err:?}")
+    };
+    assert_eq!(rounds, 1);
+    assert!(last.input_requests.contains_key("step2"), "{last:?}");
+    assert!(last.request_state.is_some(), "the last state is kept");
+    assert_eq!(asked.kinds(), ["form"], "the second question was not asked");
+    client.close().await;
+}
+
+/// `test_elicitation`'s result when every form is answered with `answer`, in `era`.
+async fn elicitation_answered(era: EraChoice, answer: fn() -> ElicitResult) -> String {
+    let client = answering(&Asked::default(), move |_| answer())
+        .era(era)
+        .connect_stdio(roundtrip_stdio("conformance"))
+        .await
+        .expect("connects");
+    let result = client
+        .call_tool("test_elicitation", json!({"message": "Who are you?"}))
+        .await
+        .expect("completes");
+    client.close().await;
+    result.text()
+}
+
+#[actix_web::test]
+async fn a_modern_decline_reaches_the_tool() {
+    assert_eq!(
+        elicitation_answered(EraChoice::Modern, ElicitResult::decline).await,
+        "User response: action=decline, content={}"
+    );
+}
+
+#[actix_web::test]
+async fn a_legacy_decline_reaches_the_tool() {
+    assert_eq!(
+        elicitation_answered(EraChoice::Legacy, ElicitResult::decline).await,
+        "User response: action=decline, content={}"
+    );
+}
+
+#[actix_web::test]
+async fn a_modern_cancel_reaches_the_tool() {
+    assert_eq!(
+        elicitation_answered(EraChoice::Modern, ElicitResult::cancel).await,
+        "User response: action=cancel, content={}"
+    );
+}
+
+#[actix_web::test]
+async fn a_legacy_cancel_reaches_the_tool() {
+    assert_eq!(
+        elicitation_answered(EraChoice::Legacy, ElicitResult::cancel).await,
+        "User response: action=cancel, content={}"
+    );
 }

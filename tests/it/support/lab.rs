@@ -13,6 +13,8 @@
 //!   notifications).
 //! - `needs_text`: a tool whose required argument may be missing.
 //! - `ask_forever`: asks again every round, carrying a state (for the round cap).
+//! - `come_back_later`: two input-required rounds that carry only a state (no questions: "come
+//!   back later"), then completes with the time between its runs (for the client's pause).
 //! - `boom`: panics. `slow`: sleeps far longer than the test request timeout. `nap`: sleeps
 //!   20 ms, then completes (a handler that cannot finish in its first poll).
 //! - `chatty`: progress and logs at every level, then completes. `quiet`: completes at once.
@@ -28,8 +30,8 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use roundtrip_runtime::handler::{
@@ -146,6 +148,10 @@ pub(crate) fn catalog(probe: &Probe) -> Catalog {
         .tool(fn_tool(
             ToolDescriptor::new("ask_forever", "Asks again, every round.", any_args()),
             |ctx, _args| async move { ask_forever(&ctx) },
+        ))
+        .tool(fn_tool(
+            ToolDescriptor::new("come_back_later", "Carries only state for two rounds, then completes.", any_args()),
+            |ctx, _args| async move { come_back_later(&ctx) },
         ))
         .tool(fn_tool(
             ToolDescriptor::new("boom", "Panics.", any_args()),
@@ -314,6 +320,27 @@ fn ask_forever(ctx: &Context) -> ToolOutcome {
         .elicit("again", format!("Round {round}: once more?"), name_schema())
         .state(format!("round-{round}"))
         .into()
+}
+
+/// Microseconds on a monotonic clock that starts with the first call: what `come_back_later`
+/// keeps in its state.
+fn lab_micros() -> u64 {
+    static START: LazyLock<Instant> = LazyLock::new(Instant::now);
+    u64::try_from(START.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Each run adds its time to the state; the first two return that state and nothing to ask,
+/// the third completes with `gapsMicros`, the time between consecutive runs.
+fn come_back_later(ctx: &Context) -> ToolOutcome {
+    let mut runs: Vec<u64> = ctx.request_state_json().unwrap_or_default();
+    runs.push(lab_micros());
+    if runs.len() < 3 {
+        return InputRequired::new().state_json(&runs)?.into();
+    }
+    let gaps: Vec<u64> = runs.windows(2).map(|w| w[1].saturating_sub(w[0])).collect();
+    let mut r = CallToolResult::text("came back");
+    r.structured_content = Some(json!({"gapsMicros": gaps, "round": ctx.round()}));
+    r.into()
 }
 
 fn boom(args: &Arguments) -> ToolOutcome {
