@@ -16,8 +16,11 @@
 # count is switched on (`callgrind_control -i on`) for a measured window, and the total is
 # divided by the requests the driver completed in that window.
 #
+# Roundtrip runs as `roundtrip serve` starts by default (log level info, audit on, the demo
+# tenant in a fresh SQLite store of its own); LOG=warn measures it with less logging.
+#
 # usage: bench/instructions.sh           (builds Roundtrip and the actix-raw peer as peers.sh does)
-# env:   SCRATCH (/tmp/roundtrip-peers)  DURATION (5s)  CONNS (4)
+# env:   SCRATCH (/tmp/roundtrip-peers)  DURATION (5s)  CONNS (4)  LOG (the server's default)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -45,7 +48,8 @@ count() {
   local name=$1 port=$2 path=$3 mode=$4 vp url _ total memset requests
   shift 4
   url=http://127.0.0.1:$port$path
-  ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_LOG=warn valgrind --tool=callgrind --instr-atstart=no \
+  env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_DATA_DIR="$OUT/data-$name" ${LOG:+ROUNDTRIP_LOG=$LOG} \
+    valgrind --tool=callgrind --instr-atstart=no \
     --callgrind-out-file="$OUT/$name.cg" "$@" > "$OUT/$name.log" 2>&1 &
   vp=$!
   for _ in $(seq 120); do
