@@ -31,6 +31,22 @@ use crate::protocol::result::{StampedResult, StampedToolResult};
 use crate::protocol::{Era, McpError};
 use crate::tenancy::{AuditSink, CallOutcome, CallRecord};
 
+/// The span of one request, at `level`.
+macro_rules! mcp_span {
+    ($level:expr, $call:expr) => {
+        tracing::span!(
+            $level,
+            "mcp",
+            tenant = $call.tenant.slug(),
+            method = $call.request.method.as_str(),
+            target = Empty,
+            round = Empty,
+            outcome = Empty,
+            code = Empty
+        )
+    };
+}
+
 /// Runs one request under its span, its timeout and its cancellation token.
 ///
 /// A plain function returning the instrumented future, not an `async fn`: an `async fn`
@@ -41,15 +57,13 @@ pub(crate) fn dispatch(
     protection: Protection,
     config: Arc<RuntimeConfig>,
 ) -> impl Future<Output = Reply> {
-    let span = tracing::info_span!(
-        "mcp",
-        tenant = call.tenant.slug(),
-        method = call.request.method.as_str(),
-        target = Empty,
-        round = Empty,
-        outcome = Empty,
-        code = Empty
-    );
+    // With an audit log every call is recorded there: the span (and the `request done` line in
+    // it) is then debug, so the default log level pays nothing per request for it.
+    let span = if config.audit.is_some() {
+        mcp_span!(tracing::Level::DEBUG, call)
+    } else {
+        mcp_span!(tracing::Level::INFO, call)
+    };
     // A shim flow waits for people: its handler runs and its legs have their own bounds.
     let timeout = if call.scope.era == Era::Legacy && stamp::may_require_input(&call.request.method)
     {
@@ -68,8 +82,6 @@ pub(crate) fn dispatch(
         if let Reply::Error(e) = &reply {
             span.record("code", e.code.code());
         }
-        // With an audit log the line is redundant for the calls that matter, and writing it
-        // costs a fair part of a small request.
         if config.audit.is_some() {
             tracing::debug!("request done");
         } else {
@@ -92,6 +104,8 @@ async fn guarded(
     timeout: Duration,
 ) -> Reply {
     let cancel = call.cancel.clone();
+    // Named in the logs below: the request's span may be off (debug) at the log level.
+    let tenant = call.tenant.slug_arc();
     let work = AssertUnwindSafe(route(call, protection, config)).catch_unwind();
     let mut work = std::pin::pin!(tokio::time::timeout(timeout, work));
     tokio::select! {
@@ -106,11 +120,11 @@ async fn guarded(
             Ok(Ok(reply)) => reply,
             Ok(Err(panic)) => {
                 let what = panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned());
-                tracing::error!(panic = what.as_deref().unwrap_or("<non-string panic>"), "handler panicked");
+                tracing::error!(tenant = tenant.as_ref(), panic = what.as_deref().unwrap_or("<non-string panic>"), "handler panicked");
                 Reply::Error(McpError::internal("Internal error"))
             }
             Err(_) => {
-                tracing::warn!(timeout_ms = config.request_timeout.as_millis() as u64, "request timed out");
+                tracing::warn!(tenant = tenant.as_ref(), timeout_ms = config.request_timeout.as_millis() as u64, "request timed out");
                 Reply::Error(McpError::internal("Internal error: request timed out"))
             }
         },

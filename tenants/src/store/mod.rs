@@ -6,6 +6,7 @@
 //! [`Store::changes_since`] and reload just what changed. The audit log is not a change.
 //! Nothing here is on a request's path: requests read the in-memory registry.
 
+mod audit_batches;
 mod rows;
 pub mod sql;
 

@@ -10,7 +10,6 @@ use sqlx::{Any, Row};
 
 use super::StoreError;
 use crate::api_key::{ApiKeyRecord, Scope};
-use crate::audit::{AuditEvent, AuditKind, AuditOutcome};
 use crate::model::{AuthMode, Millis, Names, RateLimits, Slug, Status, TenantRecord, TenantSpec};
 
 pub(super) fn db(e: sqlx::Error) -> StoreError {
@@ -144,29 +143,6 @@ pub(super) fn key_row(row: &AnyRow) -> Result<ApiKeyRecord, StoreError> {
 }
 
 /// An `audit` row (every column).
-pub(super) fn audit_row(row: &AnyRow) -> Result<AuditEvent, StoreError> {
-    let id: i64 = column(row, "id")?;
-    let kind: String = column(row, "kind")?;
-    let kind = AuditKind::parse(&kind)
-        .ok_or_else(|| corrupt(format_args!("audit event {id}: kind {kind:?}")))?;
-    let outcome: String = column(row, "outcome")?;
-    let outcome = AuditOutcome::parse(&outcome)
-        .ok_or_else(|| corrupt(format_args!("audit event {id}: outcome {outcome:?}")))?;
-    Ok(AuditEvent {
-        id,
-        tenant: slug(&column::<String>(row, "tenant")?)?,
-        at: Millis(column(row, "at")?),
-        actor: column(row, "actor")?,
-        kind,
-        action: column(row, "action")?,
-        target: column(row, "target")?,
-        outcome,
-        error_code: column(row, "error_code")?,
-        round: column(row, "round")?,
-        latency_us: column(row, "latency_us")?,
-    })
-}
-
 pub(super) fn to_hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);

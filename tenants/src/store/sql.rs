@@ -32,13 +32,13 @@ use sqlx::any::AnyPoolOptions;
 use sqlx::migrate::Migrator;
 use sqlx::{Any, AnyPool, Transaction};
 
+use super::audit_batches;
 use super::rows::{
-    self, audit_row, column, db, insert_error, key_row, limit, tenant_row, to_hex, to_json,
-    Settings,
+    self, column, db, insert_error, key_row, limit, tenant_row, to_hex, to_json, Settings,
 };
 use super::{Change, Store, StoreError};
 use crate::api_key::ApiKeyRecord;
-use crate::audit::{AuditEvent, AuditFilter, AuditOutcome};
+use crate::audit::{AuditEvent, AuditFilter};
 use crate::model::{Millis, Slug, Status, TenantRecord, TenantSpec};
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
@@ -524,26 +524,7 @@ impl Store for SqlStore {
             return Ok(());
         }
         let mut tx = self.audit_tx().await?;
-        for event in events {
-            sqlx::query(
-                "INSERT INTO audit (tenant, at, actor, kind, action, target, outcome, \
-                 error_code, round, latency_us) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-            )
-            .bind(event.tenant.as_str())
-            .bind(event.at.0)
-            .bind(event.actor.as_str())
-            .bind(event.kind.as_str())
-            .bind(event.action.as_str())
-            .bind(event.target.as_deref())
-            .bind(event.outcome.as_str())
-            .bind(event.error_code)
-            .bind(event.round)
-            .bind(event.latency_us)
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
-        }
+        audit_batches::append(&mut tx, events).await?;
         tx.commit().await.map_err(db)
     }
 
@@ -552,36 +533,14 @@ impl Store for SqlStore {
         tenant: &str,
         filter: &AuditFilter,
     ) -> Result<Vec<AuditEvent>, StoreError> {
-        sqlx::query(
-            "SELECT id, tenant, at, actor, kind, action, target, outcome, error_code, round, \
-             latency_us FROM audit \
-             WHERE tenant = $1 AND at >= $2 AND id < $3 \
-             AND ($4 IS NULL OR target = $4) AND ($5 IS NULL OR outcome = $5) \
-             ORDER BY id DESC LIMIT $6",
-        )
-        .bind(tenant)
-        .bind(filter.since.map_or(i64::MIN, |m| m.0))
-        .bind(filter.before_id.unwrap_or(i64::MAX))
-        .bind(filter.target.as_deref())
-        .bind(filter.outcome.map(AuditOutcome::as_str))
-        .bind(self::limit(filter.limit))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(db)?
-        .iter()
-        .map(audit_row)
-        .collect()
+        audit_batches::read(&self.pool, tenant, filter).await
     }
 
     async fn purge_audit(&self, before: Millis) -> Result<u64, StoreError> {
         let mut tx = self.audit_tx().await?;
-        let purged = sqlx::query("DELETE FROM audit WHERE at < $1")
-            .bind(before.0)
-            .execute(&mut *tx)
-            .await
-            .map_err(db)?;
+        let purged = audit_batches::purge(&mut tx, before).await?;
         tx.commit().await.map_err(db)?;
-        Ok(purged.rows_affected())
+        Ok(purged)
     }
 }
 

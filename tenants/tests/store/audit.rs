@@ -54,6 +54,7 @@ on_both_backends!(
     the_before_id_cursor_pages_through_the_log,
     the_cursor_combines_with_the_filters,
     purging_deletes_the_events_before_the_moment_and_counts_them,
+    a_purge_keeps_the_ids_of_the_events_it_keeps,
 );
 
 async fn appended_events_read_back_newest_first_with_every_field(db: &Db) {
@@ -243,4 +244,19 @@ async fn purging_deletes_the_events_before_the_moment_and_counts_them(db: &Db) {
         .expect("the audit events")
         .is_empty());
     assert_eq!(store.purge_audit(Millis(30)).await.expect("a purge"), 0);
+}
+
+async fn a_purge_keeps_the_ids_of_the_events_it_keeps(db: &Db) {
+    let store = db.store();
+    five_events(store).await;
+    let ids = |events: Vec<AuditEvent>| {
+        events
+            .into_iter()
+            .map(|e| (e.at.0, e.id))
+            .collect::<Vec<_>>()
+    };
+    let before = ids(store.audit("acme", &all(10)).await.expect("the events"));
+    store.purge_audit(Millis(30)).await.expect("a purge");
+    let after = ids(store.audit("acme", &all(10)).await.expect("the events"));
+    assert_eq!(after, before[..3].to_vec());
 }
