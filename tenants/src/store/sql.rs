@@ -51,6 +51,10 @@ const POSTGRES_CONNECTIONS: u32 = 8;
 /// How long a SQLite writer waits for another (of this process or another) before failing:
 /// 5 s, set on each connection.
 const SQLITE_BUSY_TIMEOUT: &str = "PRAGMA busy_timeout = 5000";
+/// In WAL mode, a commit is durable once the WAL is synced at a checkpoint, not at every
+/// commit: the database cannot be corrupted, and only the last commits can be lost to a power
+/// cut (not to a crash of the process). Per connection.
+const SQLITE_SYNCHRONOUS: &str = "PRAGMA synchronous = NORMAL";
 
 /// Which SQL the database speaks, for the few things that differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +112,8 @@ impl SqlStore {
                     .max_connections(SQLITE_CONNECTIONS)
                     .after_connect(|conn, _meta| {
                         Box::pin(async move {
-                            sqlx::query(SQLITE_BUSY_TIMEOUT).execute(conn).await?;
+                            sqlx::query(SQLITE_BUSY_TIMEOUT).execute(&mut *conn).await?;
+                            sqlx::query(SQLITE_SYNCHRONOUS).execute(&mut *conn).await?;
                             Ok(())
                         })
                     })
