@@ -23,6 +23,7 @@
 #        FOREIGN_MAX_PCT (10) MAX_TRIES (3)
 #        BASE_BIN (a roundtrip binary to measure beside this one, e.g. a build of the previous
 #        commit; adds the base-* targets and the ratios that compare the two builds)
+#        LOG (the servers' log level; unset: `serve`'s default, info)
 # Output: a table on stdout, every driver report and summary.json under $OUT.
 set -euo pipefail
 
@@ -82,11 +83,13 @@ start_server() { # NAME PORT ARGV...
 }
 start_server actix 3201 "$ACTIX_BIN" 127.0.0.1:3201
 start_server rmcp 3202 "$RMCP_BIN" 127.0.0.1:3202
-start_server roundtrip 3203 env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_LOG=warn \
-  "$RT_BIN" serve --listen 127.0.0.1:3203 --workers 1
+# Roundtrip as `serve` starts by default (log level info, audit on), each build on a store of
+# its own; LOG=warn measures it with less logging.
+start_server roundtrip 3203 env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_DATA_DIR="$OUT/data-roundtrip" \
+  ${LOG:+ROUNDTRIP_LOG=$LOG} "$RT_BIN" serve --listen 127.0.0.1:3203 --workers 1
 if [[ -n $BASE_BIN ]]; then
-  start_server base 3204 env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_LOG=warn \
-    "$BASE_BIN" serve --listen 127.0.0.1:3204 --workers 1
+  start_server base 3204 env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_DATA_DIR="$OUT/data-base" \
+    ${LOG:+ROUNDTRIP_LOG=$LOG} "$BASE_BIN" serve --listen 127.0.0.1:3204 --workers 1
 fi
 sleep 1
 declare -A IDLE_KB=()

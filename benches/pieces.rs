@@ -14,7 +14,7 @@ use roundtrip_runtime::dispatch::gate;
 use roundtrip_runtime::protocol::input::{InputRequest, InputRequests};
 use roundtrip_runtime::protocol::{ClientCapabilities, Incoming};
 use roundtrip_runtime::sealing::{self, args_digest, Binding, KeyRing, SealPolicy, StateKey};
-use roundtrip_runtime::tenancy::{Authenticator, TenantDirectory};
+use roundtrip_runtime::tenancy::{Allow, Authenticator, Grants, Principal, TenantDirectory};
 use roundtrip_tenants::{ApiKey, AuthMode, Slug, SqlStore, Store, TenantRegistry, TenantSpec};
 use serde_json::{json, Value};
 
@@ -221,5 +221,25 @@ async fn registry_with_keys(dir: &std::path::Path, keys: usize) -> (TenantRegist
     (registry, last.expect("at least one key"))
 }
 
-criterion_group!(benches, envelope, gate, seal_open, digest, api_key_lookup);
+/// What a grant costs a request: the catalog a principal sees, the whole one for an
+/// all-access key, the cached restricted one for a limited key.
+fn grants(c: &mut Criterion) {
+    let catalog = roundtrip::catalogs::build(&["examples".into()]).expect("examples catalog");
+    let tenant = roundtrip_runtime::handler::Tenant::new("acme", catalog);
+    let all = Principal::new("key:all");
+    let limited = Principal::with_grants(
+        "key:limited",
+        Grants::only(Allow::default().tools(["echo"])),
+    );
+    let view = tenant.view();
+    view.catalog_for(&limited);
+    let mut group = c.benchmark_group("catalog_for");
+    group.bench_function("all_access", |b| b.iter(|| view.catalog_for(black_box(&all))));
+    group.bench_function("limited_cached", |b| {
+        b.iter(|| view.catalog_for(black_box(&limited)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, envelope, gate, seal_open, digest, api_key_lookup, grants);
 criterion_main!(benches);

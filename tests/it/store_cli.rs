@@ -197,6 +197,11 @@ fn tenants_and_keys_made_with_the_cli_survive_and_a_running_server_follows_them(
     serve.stop();
     let shown = cli(&dir, &["tenant", "show", "acme"]);
     assert_eq!(shown["status"], "suspended", "the suspension survives");
+    let resumed = cli(&dir, &["tenant", "resume", "acme"]);
+    assert_eq!(resumed["status"], "active");
+    cli(&dir, &["tenant", "delete", "acme"]);
+    let listed = cli(&dir, &["tenant", "list"]);
+    assert!(!listed.to_string().contains("\"acme\""), "deleted: {listed}");
 }
 
 #[test]

@@ -126,3 +126,16 @@ async fn a_settings_change_keeps_the_catalogs_state() {
     assert!(notes.to_string().contains("kept"), "{notes}");
     server.stop().await;
 }
+
+#[actix_web::test]
+async fn a_catalog_added_by_the_operator_serves_its_tools_at_once() {
+    let server = Server::start().await;
+    let echo = tool_call(1, "echo", json!({"text": "now"}), json!({}));
+    server.send(LAB, &echo).await.error(-32602, 400);
+    patch(&server, json!({"catalogs": ["lab", "examples"]})).await;
+    let result = server.send(LAB, &echo).await.result();
+    assert_eq!(result["content"][0]["text"], "now");
+    // The lab's own tools are still there: its catalog comes first.
+    server.send(LAB, &tool_call(2, "quiet", json!({}), json!({}))).await.result();
+    server.stop().await;
+}
