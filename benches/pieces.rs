@@ -234,12 +234,22 @@ fn grants(c: &mut Criterion) {
     let view = tenant.view();
     view.catalog_for(&limited);
     let mut group = c.benchmark_group("catalog_for");
-    group.bench_function("all_access", |b| b.iter(|| view.catalog_for(black_box(&all))));
+    group.bench_function("all_access", |b| {
+        b.iter(|| view.catalog_for(black_box(&all)))
+    });
     group.bench_function("limited_cached", |b| {
         b.iter(|| view.catalog_for(black_box(&limited)))
     });
     group.finish();
 }
 
-criterion_group!(benches, envelope, gate, seal_open, digest, api_key_lookup, grants);
+criterion_group!(
+    benches,
+    envelope,
+    gate,
+    seal_open,
+    digest,
+    api_key_lookup,
+    grants
+);
 criterion_main!(benches);

@@ -201,7 +201,10 @@ fn tenants_and_keys_made_with_the_cli_survive_and_a_running_server_follows_them(
     assert_eq!(resumed["status"], "active");
     cli(&dir, &["tenant", "delete", "acme"]);
     let listed = cli(&dir, &["tenant", "list"]);
-    assert!(!listed.to_string().contains("\"acme\""), "deleted: {listed}");
+    assert!(
+        !listed.to_string().contains("\"acme\""),
+        "deleted: {listed}"
+    );
 }
 
 #[test]

@@ -136,6 +136,9 @@ async fn a_catalog_added_by_the_operator_serves_its_tools_at_once() {
     let result = server.send(LAB, &echo).await.result();
     assert_eq!(result["content"][0]["text"], "now");
     // The lab's own tools are still there: its catalog comes first.
-    server.send(LAB, &tool_call(2, "quiet", json!({}), json!({}))).await.result();
+    server
+        .send(LAB, &tool_call(2, "quiet", json!({}), json!({})))
+        .await
+        .result();
     server.stop().await;
 }
