@@ -89,7 +89,13 @@ pub fn configure(api: Arc<AdminApi>) -> impl FnOnce(&mut web::ServiceConfig) {
         let json = web::JsonConfig::default()
             .limit(MAX_BODY_BYTES)
             .error_handler(|e, _| {
-                let status = actix_web::ResponseError::status_code(&e);
+                // actix-web answers a wrong content type with 400; it is a 415.
+                let status = match e {
+                    actix_web::error::JsonPayloadError::ContentType => {
+                        actix_web::http::StatusCode::UNSUPPORTED_MEDIA_TYPE
+                    }
+                    _ => actix_web::ResponseError::status_code(&e),
+                };
                 problem::from_payload(e, status)
             });
         let query = web::QueryConfig::default().error_handler(|e, _| {
