@@ -201,7 +201,7 @@ mod tests {
                 .expect("limits");
         assert_eq!(limits.tools.len(), 1);
         assert_eq!(
-            serde_json::to_value(&limit).expect("JSON"),
+            serde_json::to_value(limit).expect("JSON"),
             json!({"per_second": 1.5, "burst": 10})
         );
     }
