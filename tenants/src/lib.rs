@@ -17,6 +17,7 @@ pub mod limits;
 pub mod model;
 pub mod registry;
 pub mod store;
+pub mod wire;
 
 pub use api_key::{ApiKey, ApiKeyRecord, PresentedKey, Scope};
 pub use error::TenantError;

@@ -8,6 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::error::TenantError;
+use crate::wire::{object_only, whole, ListedName};
 
 /// A tenant slug: what appears in `/t/{slug}/mcp`, matching `^[a-z0-9][a-z0-9-]{1,62}$`.
 /// Parsed once, at the edge.
@@ -127,16 +128,19 @@ impl Status {
 /// Names of tools and prompts, and URIs (or URI templates) of resources: what a tenant
 /// disables of its catalogs, or what a key is allowed to see.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct Names {
-    /// Tool names.
+    /// Tool names (at most 1024; a repeated name counts once).
     #[serde(default)]
+    #[schema(value_type = Vec<ListedName>, max_items = 1024)]
     pub tools: BTreeSet<String>,
-    /// Prompt names.
+    /// Prompt names (at most 1024).
     #[serde(default)]
+    #[schema(value_type = Vec<ListedName>, max_items = 1024)]
     pub prompts: BTreeSet<String>,
-    /// Resource URIs and resource-template URI templates.
+    /// Resource URIs and resource-template URI templates (at most 1024).
     #[serde(default)]
+    #[schema(value_type = Vec<ListedName>, max_items = 1024)]
     pub resources: BTreeSet<String>,
 }
 
@@ -161,17 +165,20 @@ impl Names {
 
 /// A token bucket: `per_second` requests on average, up to `burst` at once.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct RateLimit {
-    /// The sustained rate, requests per second (> 0).
+    /// The sustained rate, requests per second: above 0, at most 1000000.
+    #[schema(exclusive_minimum = 0, maximum = 1000000)]
     pub per_second: f64,
     /// The most requests allowed at once (≥ 1).
+    #[serde(deserialize_with = "whole")]
+    #[schema(minimum = 1, maximum = 4294967295_u64)]
     pub burst: u32,
 }
 
 /// A tenant's rate limits. Each is enforced in the serving process.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct RateLimits {
     /// Every request to the tenant's MCP endpoint, all callers together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,8 +186,9 @@ pub struct RateLimits {
     /// Each caller (API key, or on an anonymous tenant each anonymous caller together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<RateLimit>,
-    /// `tools/call` of a tool, by name, all callers together.
+    /// `tools/call` of a tool, by name, all callers together (at most 256 tools).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schema(schema_with = crate::wire::tool_rate_limits)]
     pub tools: BTreeMap<String, RateLimit>,
 }
 
@@ -198,6 +206,8 @@ impl RateLimits {
     }
 }
 
+object_only!(serialize: Names, RateLimit, RateLimits);
+
 /// Bounds on what an operator may store, so that a tenant record stays small.
 pub mod bounds {
     /// Characters of a tenant's name.
@@ -206,7 +216,7 @@ pub mod bounds {
     pub const INSTRUCTIONS_CHARS: usize = 16 * 1024;
     /// Catalogs a tenant may serve.
     pub const CATALOGS: usize = 16;
-    /// Names in a disabled or allowed list, all kinds together.
+    /// Names in each list (tools, prompts, resources) of a disabled or allowed set.
     pub const NAMES: usize = 1024;
     /// Characters of one name or URI in such a list.
     pub const NAME_LEN: usize = 512;
@@ -256,9 +266,14 @@ impl TenantSpec {
     /// Checks the spec against [`bounds`]; catalog names are checked by whoever knows them.
     pub fn validate(&self) -> Result<(), TenantError> {
         let invalid = |what: String| Err(TenantError::Invalid(what));
-        if self.name.trim().is_empty() || self.name.chars().count() > bounds::NAME_CHARS {
+        // No control characters: the name is a title people read (and a terminal shows),
+        // and PostgreSQL cannot keep U+0000 in a text column.
+        if self.name.trim().is_empty()
+            || self.name.chars().count() > bounds::NAME_CHARS
+            || self.name.chars().any(char::is_control)
+        {
             return invalid(format!(
-                "name: 1 to {} characters, not only spaces",
+                "name: 1 to {} characters, not only spaces, no control characters",
                 bounds::NAME_CHARS
             ));
         }
@@ -304,11 +319,17 @@ impl TenantSpec {
 
 /// Checks a list of names (disabled items, or a key's allow-list) against [`bounds`].
 pub fn validate_names(field: &str, names: &Names) -> Result<(), TenantError> {
-    if names.len() > bounds::NAMES {
-        return Err(TenantError::Invalid(format!(
-            "{field}: at most {} names in all",
-            bounds::NAMES
-        )));
+    for (kind, list) in [
+        ("tools", &names.tools),
+        ("prompts", &names.prompts),
+        ("resources", &names.resources),
+    ] {
+        if list.len() > bounds::NAMES {
+            return Err(TenantError::Invalid(format!(
+                "{field}.{kind}: at most {} names",
+                bounds::NAMES
+            )));
+        }
     }
     if names
         .each()
@@ -371,6 +392,14 @@ mod tests {
     fn a_default_spec_is_valid() {
         let spec = TenantSpec::new("Demo", vec!["examples".into()], AuthMode::ApiKey);
         assert_eq!(spec.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_name_with_a_control_character_is_invalid() {
+        for name in ["a\u{0}b", "tab\there", "bell\u{7}", "c1\u{85}"] {
+            let spec = TenantSpec::new(name, vec!["examples".into()], AuthMode::ApiKey);
+            assert!(spec.validate().is_err(), "{name:?}");
+        }
     }
 
     #[test]

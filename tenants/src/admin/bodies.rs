@@ -9,10 +9,12 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 
 use super::problem::Problem;
+use super::schema::CatalogName;
 use crate::api_key::{ApiKeyRecord, Scope};
 use crate::audit::{AuditEvent, AuditKind, AuditOutcome};
 use crate::catalogs::CatalogContents;
 use crate::model::{AuthMode, Millis, Names, RateLimits, Status, TenantRecord, TenantSpec};
+use crate::wire::{object_only, whole_opt};
 
 /// `Millis` as RFC 3339 (UTC).
 pub fn rfc3339(at: Millis) -> String {
@@ -43,29 +45,49 @@ where
     Option::<T>::deserialize(deserializer).map(Some)
 }
 
+/// A whole number field that may be absent (unchanged) or `null` (cleared).
+fn nullable_whole<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<u64>>, D::Error> {
+    whole_opt(deserializer).map(Some)
+}
+
+object_only!(CreateTenant, PatchTenant, CreateKey);
+
 /// `POST /admin/v1/tenants`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct CreateTenant {
     /// Where it is served, `/t/{slug}/mcp`: `^[a-z0-9][a-z0-9-]{1,62}$`.
-    #[schema(pattern = "^[a-z0-9][a-z0-9-]{1,62}$", example = "acme")]
+    #[schema(
+        pattern = "^[a-z0-9][a-z0-9-]{1,62}$",
+        min_length = 2,
+        max_length = 63,
+        example = "acme"
+    )]
     pub slug: String,
-    /// A name for people; also the MCP server's title.
-    #[schema(example = "Acme Corp")]
+    /// A name for people; also the MCP server's title. 1 to 200 characters, not blank, no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = "^[^\\x00-\\x1F\\x7F-\\x9F]*[^\\x00-\\x20\\x7F-\\xA0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\x00-\\x1F\\x7F-\\x9F]*$",
+        example = "Acme Corp"
+    )]
     pub name: String,
-    /// The compiled-in catalogs it serves (`GET /admin/v1/catalogs`).
-    #[schema(example = json!(["examples"]))]
+    /// The compiled-in catalogs it serves (`GET /admin/v1/catalogs`), 1 to 16.
+    #[schema(value_type = Vec<CatalogName>, min_items = 1, max_items = 16, example = json!(["examples"]))]
     pub catalogs: Vec<String>,
     /// How MCP callers authenticate.
     pub auth: AuthMode,
-    /// What clients are told about the server.
+    /// What clients are told about the server, at most 16384 characters.
     #[serde(default)]
+    #[schema(max_length = 16384)]
     pub instructions: Option<String>,
     /// Tools, prompts and resources of its catalogs it does not serve.
     #[serde(default)]
     pub disabled: Option<Names>,
     /// Lifetime of a sealed requestState, seconds; absent: the server's default.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "whole_opt")]
     #[schema(minimum = 1, maximum = 86400)]
     pub state_ttl_secs: Option<u64>,
     /// Whether legacy sessions get the shim (default true).
@@ -91,20 +113,26 @@ impl CreateTenant {
 
 /// `PATCH /admin/v1/tenants/{slug}`: what is present changes, `null` clears a nullable field.
 #[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct PatchTenant {
-    /// A name for people.
+    /// A name for people: 1 to 200 characters, not blank, no control characters.
+    #[schema(
+        min_length = 1,
+        max_length = 200,
+        pattern = "^[^\\x00-\\x1F\\x7F-\\x9F]*[^\\x00-\\x20\\x7F-\\xA0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000][^\\x00-\\x1F\\x7F-\\x9F]*$"
+    )]
     pub name: Option<String>,
-    /// What clients are told; `null` clears it.
+    /// What clients are told, at most 16384 characters; `null` clears it.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(nullable, value_type = Option<String>)]
+    #[schema(nullable, value_type = Option<String>, max_length = 16384)]
     pub instructions: Option<Option<String>>,
-    /// The catalogs it serves (operator only).
+    /// The catalogs it serves, 1 to 16 (operator only).
+    #[schema(value_type = Option<Vec<CatalogName>>, min_items = 1, max_items = 16)]
     pub catalogs: Option<Vec<String>>,
     /// What it does not serve, replacing the current list.
     pub disabled: Option<Names>,
     /// Lifetime of a sealed requestState, seconds; `null`: the server's default.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "nullable_whole")]
     #[schema(nullable, value_type = Option<u64>, minimum = 1, maximum = 86400)]
     pub state_ttl_secs: Option<Option<u64>>,
     /// Whether legacy sessions get the shim.
@@ -223,11 +251,11 @@ pub struct TenantPage {
 
 /// `POST /admin/v1/tenants/{slug}/keys`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct CreateKey {
     /// What the key may be used for: `mcp` (the MCP endpoint), `tenant-admin` (this API,
     /// for its tenant).
-    #[schema(min_items = 1, example = json!(["mcp"]))]
+    #[schema(value_type = Vec<Scope>, min_items = 1, example = json!(["mcp"]))]
     pub scopes: BTreeSet<Scope>,
     /// The only tools, prompts and resources it may see and use; absent: everything.
     #[serde(default)]
@@ -397,6 +425,15 @@ pub struct Rotated {
     pub kid: String,
 }
 
+/// The tenant a path names.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct TenantPath {
+    /// The tenant's slug.
+    #[param(pattern = "^[a-z0-9][a-z0-9-]{1,62}$")]
+    pub slug: String,
+}
+
 /// Paging of a list.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -405,6 +442,7 @@ pub struct PageQuery {
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page.
+    #[param(pattern = "^([0-9a-f]{2})+$")]
     pub cursor: Option<String>,
 }
 
@@ -423,6 +461,7 @@ pub struct AuditQuery {
     #[param(minimum = 1, maximum = 500)]
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page.
+    #[param(pattern = "^[0-9a-f]{16}$")]
     pub cursor: Option<String>,
 }
 

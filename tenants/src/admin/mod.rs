@@ -12,14 +12,13 @@ pub mod auth;
 pub mod bodies;
 mod handlers;
 pub mod problem;
+pub mod schema;
 
 use std::sync::Arc;
 
 use actix::Recipient;
 use actix_web::middleware::from_fn;
 use actix_web::{web, HttpResponse};
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
 use roundtrip_runtime::sealing::Rotate;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -90,7 +89,13 @@ pub fn configure(api: Arc<AdminApi>) -> impl FnOnce(&mut web::ServiceConfig) {
         let json = web::JsonConfig::default()
             .limit(MAX_BODY_BYTES)
             .error_handler(|e, _| {
-                let status = actix_web::ResponseError::status_code(&e);
+                // actix-web answers a wrong content type with 400; it is a 415.
+                let status = match e {
+                    actix_web::error::JsonPayloadError::ContentType => {
+                        actix_web::http::StatusCode::UNSUPPORTED_MEDIA_TYPE
+                    }
+                    _ => actix_web::ResponseError::status_code(&e),
+                };
                 problem::from_payload(e, status)
             });
         let query = web::QueryConfig::default().error_handler(|e, _| {
@@ -98,42 +103,99 @@ pub fn configure(api: Arc<AdminApi>) -> impl FnOnce(&mut web::ServiceConfig) {
         });
         let path = web::PathConfig::default()
             .error_handler(|e, _| problem::from_payload(e, actix_web::http::StatusCode::NOT_FOUND));
-        cfg.route("/admin/v1/openapi.json", web::get().to(openapi_json))
-            .service(
-                web::scope("/admin/v1")
-                    .app_data(web::Data::from(api))
-                    .app_data(json)
-                    .app_data(query)
-                    .app_data(path)
-                    .wrap(from_fn(auth::authenticate))
-                    .configure(handlers::routes)
-                    .default_service(web::to(|| async {
-                        Err::<HttpResponse, Problem>(Problem::not_found("No such admin endpoint"))
-                    })),
-            );
+        cfg.service(
+            web::resource("/admin/v1/openapi.json")
+                .app_data(web::Data::from(api.clone()))
+                .route(web::get().to(openapi_json)),
+        )
+        .service(
+            web::scope("/admin/v1")
+                .app_data(web::Data::from(api))
+                .app_data(json)
+                .app_data(query)
+                .app_data(path)
+                .wrap(from_fn(auth::authenticate))
+                .configure(handlers::routes)
+                .default_service(web::to(|| async {
+                    Err::<HttpResponse, Problem>(Problem::not_found("No such admin endpoint"))
+                })),
+        );
     }
 }
 
-async fn openapi_json() -> HttpResponse {
-    HttpResponse::Ok().json(ApiDoc::openapi())
+/// The document, with this server's catalogs as the names a tenant may serve.
+async fn openapi_json(api: web::Data<AdminApi>) -> HttpResponse {
+    let catalogs = api.registry.catalogs().names();
+    HttpResponse::Ok().json(schema::served(ApiDoc::openapi(), catalogs))
 }
 
-/// A page cursor: the last item's key, opaque to the client.
+/// A page cursor of the tenant and key lists: the last item's key, as lowercase hex
+/// ([`schema::PAGE_CURSOR_PATTERN`]). Opaque to the client; any cursor of that form is
+/// accepted, and names the place in the list after that key.
 fn cursor_of(key: &str) -> String {
-    URL_SAFE_NO_PAD.encode(key)
+    hex(key.as_bytes())
 }
 
-/// The key a cursor carries.
+/// The key a page cursor carries.
 fn cursor_key(cursor: Option<&str>) -> Result<Option<String>, Problem> {
     cursor
         .map(|c| {
-            URL_SAFE_NO_PAD
-                .decode(c)
-                .ok()
-                .and_then(|bytes| String::from_utf8(bytes).ok())
-                .ok_or_else(|| Problem::bad_request("cursor: not a cursor this API gave"))
+            unhex(c)
+                .filter(|bytes| !bytes.is_empty())
+                .map(|bytes| {
+                    // No key holds U+0000 (PostgreSQL cannot keep it), so "after `k\0…`" is
+                    // "after `k`": the cursor is cut there, and every cursor of the form
+                    // names a place in the list.
+                    let key = String::from_utf8_lossy(&bytes);
+                    key.split('\0').next().unwrap_or_default().to_owned()
+                })
+                .ok_or_else(bad_cursor)
         })
         .transpose()
+}
+
+/// An audit page cursor: the last record's id, as 16 lowercase hex digits
+/// ([`schema::AUDIT_CURSOR_PATTERN`]).
+fn audit_cursor_of(id: i64) -> String {
+    hex(&id.to_be_bytes())
+}
+
+/// The record id an audit page cursor carries: the next page has the older records.
+fn audit_cursor(cursor: Option<&str>) -> Result<Option<i64>, Problem> {
+    cursor
+        .map(|c| {
+            unhex(c)
+                .and_then(|bytes| <[u8; 8]>::try_from(bytes).ok())
+                .map(i64::from_be_bytes)
+                .ok_or_else(bad_cursor)
+        })
+        .transpose()
+}
+
+fn bad_cursor() -> Problem {
+    Problem::bad_request("cursor: not a cursor this API gave")
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Lowercase hex only, an even number of digits.
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    fn digit(d: u8) -> Option<u8> {
+        match d {
+            b'0'..=b'9' => Some(d - b'0'),
+            b'a'..=b'f' => Some(d - b'a' + 10),
+            _ => None,
+        }
+    }
+    s.as_bytes()
+        .chunks(2)
+        .map(|pair| match pair {
+            [hi, lo] => Some(digit(*hi)? << 4 | digit(*lo)?),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The tenant in a path, 404 when it is not a slug (no tenant can have it).
@@ -189,5 +251,39 @@ impl Modify for BearerAuth {
             "bearer",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_cursor_carries_its_key_back() {
+        let cursor = cursor_of("acme-2");
+        assert_eq!(cursor_key(Some(&cursor)), Ok(Some("acme-2".to_owned())));
+    }
+
+    #[test]
+    fn any_hex_is_a_page_cursor_and_nothing_else_is() {
+        assert!(cursor_key(Some("ff00")).is_ok());
+        for bad in ["", "f", "FF", "zz", "%%", "ab\n"] {
+            assert!(cursor_key(Some(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_page_cursor_stops_at_a_nul() {
+        assert_eq!(cursor_key(Some("61006263")), Ok(Some("a".to_owned())));
+        assert_eq!(cursor_key(Some("00")), Ok(Some(String::new())));
+    }
+
+    #[test]
+    fn an_audit_cursor_carries_its_record_id_back() {
+        for id in [0, 1, 4242, i64::MAX, -1] {
+            assert_eq!(audit_cursor(Some(&audit_cursor_of(id))), Ok(Some(id)));
+        }
+        assert!(audit_cursor(Some("00")).is_err());
+        assert!(audit_cursor(Some("0000000000000001ab")).is_err());
     }
 }

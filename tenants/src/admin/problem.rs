@@ -30,6 +30,8 @@ pub struct ProblemBody {
 pub struct Problem {
     status: StatusCode,
     detail: String,
+    /// The `Allow` header of a 405.
+    allow: Option<&'static str>,
 }
 
 impl Problem {
@@ -37,6 +39,7 @@ impl Problem {
         Problem {
             status,
             detail: detail.into(),
+            allow: None,
         }
     }
 
@@ -61,6 +64,17 @@ impl Problem {
     /// 404: no such thing.
     pub fn not_found(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::NOT_FOUND, detail)
+    }
+
+    /// 405: the resource has no such method; `allow` lists those it has.
+    pub fn method_not_allowed(allow: &'static str) -> Problem {
+        Problem {
+            allow: Some(allow),
+            ..Problem::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("This resource answers {allow} only"),
+            )
+        }
     }
 
     /// 409: it exists already.
@@ -106,6 +120,9 @@ impl ResponseError for Problem {
         if self.status == StatusCode::UNAUTHORIZED {
             response.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
         }
+        if let Some(allow) = self.allow {
+            response.insert_header((header::ALLOW, HeaderValue::from_static(allow)));
+        }
         response.body(serde_json::to_vec(&self.body()).unwrap_or_default())
     }
 }
@@ -123,6 +140,8 @@ impl From<StoreError> for Problem {
     fn from(e: StoreError) -> Problem {
         match e {
             StoreError::Conflict(what) => Problem::conflict(format!("{what} already exists")),
+            // The tenant went away between the handler's lookup and the write.
+            StoreError::NotFound(what) => Problem::not_found(format!("No {what}")),
             other => {
                 tracing::error!(error = %other, "tenant store failed");
                 Problem::unavailable()
@@ -164,6 +183,12 @@ mod tests {
             response.headers().get(header::WWW_AUTHENTICATE),
             Some(&HeaderValue::from_static("Bearer"))
         );
+    }
+
+    #[test]
+    fn a_tenant_gone_from_the_store_meanwhile_is_a_404() {
+        let problem: Problem = StoreError::NotFound("tenant \"acme\"".into()).into();
+        assert_eq!(problem.status(), StatusCode::NOT_FOUND);
     }
 
     #[test]

@@ -261,7 +261,7 @@ impl Store for SqlStore {
         .await
         .map_err(db)?;
         if inserted.rows_affected() == 0 {
-            return Err(StoreError::Conflict(format!("tenant {slug:?}")));
+            return Err(StoreError::Conflict(format!("tenant {:?}", slug.as_str())));
         }
         record_change(&mut tx, slug.as_str(), None, now).await?;
         tx.commit().await.map_err(db)?;

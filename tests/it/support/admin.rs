@@ -65,6 +65,12 @@ impl Server {
 }
 
 impl Req<'_> {
+    /// A body of any bytes (no content type set).
+    pub(crate) fn bytes(mut self, body: impl Into<actix_web::web::Bytes>) -> Self {
+        self.body = body.into();
+        self
+    }
+
     /// A JSON body.
     pub(crate) fn json(mut self, body: &Value) -> Self {
         self.body = serde_json::to_vec(body).expect("serialisable").into();
