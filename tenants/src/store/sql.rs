@@ -154,6 +154,41 @@ impl SqlStore {
         self.pool.close().await;
     }
 
+    /// Inserts a key of `tenant` (with its change), as `how` says to treat one of the same id.
+    async fn write_key(
+        &self,
+        tenant: &str,
+        key: &ApiKeyRecord,
+        how: KeyWrite,
+    ) -> Result<(), StoreError> {
+        let scopes = to_json(&key.scopes)?;
+        let allow = key.allow.as_ref().map(to_json).transpose()?;
+        let mut tx = self.change_tx().await?;
+        if !tenant_exists(&mut tx, tenant).await? {
+            return Err(StoreError::NotFound(format!("tenant {tenant:?}")));
+        }
+        let written = sqlx::query(how.sql())
+            .bind(tenant)
+            .bind(key.id.as_str())
+            .bind(to_hex(key.digest()))
+            .bind(scopes)
+            .bind(allow)
+            .bind(key.expires_at.map(|m| m.0))
+            .bind(key.created_at.0)
+            .bind(key.revoked_at.map(|m| m.0))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| insert_error(e, tenant, &key.id))?;
+        if written.rows_affected() == 0 {
+            return Err(StoreError::Conflict(format!(
+                "key {:?} of tenant {tenant:?}",
+                key.id
+            )));
+        }
+        record_change(&mut tx, tenant, Some(&key.id), Millis::now()).await?;
+        tx.commit().await.map_err(db)
+    }
+
     /// A transaction that appends to the change log: it runs alone (see the module doc).
     async fn change_tx(&self) -> Result<Transaction<'static, Any>, StoreError> {
         match self.dialect {
@@ -174,6 +209,36 @@ impl SqlStore {
         match self.dialect {
             Dialect::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await.map_err(db),
             Dialect::Postgres => self.pool.begin().await.map_err(db),
+        }
+    }
+}
+
+/// What writing a key does when the tenant has a key of that id.
+#[derive(Debug, Clone, Copy)]
+enum KeyWrite {
+    /// Nothing: the write is a conflict.
+    Create,
+    /// Replaces it (live again).
+    Put,
+}
+
+impl KeyWrite {
+    fn sql(self) -> &'static str {
+        match self {
+            KeyWrite::Create => {
+                "INSERT INTO api_keys \
+                 (tenant, id, digest, scopes, allow, expires_at, created_at, revoked_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, id) DO NOTHING"
+            }
+            KeyWrite::Put => {
+                "INSERT INTO api_keys \
+                 (tenant, id, digest, scopes, allow, expires_at, created_at, revoked_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+                 ON CONFLICT (tenant, id) DO UPDATE SET digest = excluded.digest, \
+                 scopes = excluded.scopes, allow = excluded.allow, \
+                 expires_at = excluded.expires_at, created_at = excluded.created_at, \
+                 revoked_at = excluded.revoked_at"
+            }
         }
     }
 }
@@ -366,67 +431,11 @@ impl Store for SqlStore {
     }
 
     async fn create_key(&self, tenant: &str, key: &ApiKeyRecord) -> Result<(), StoreError> {
-        let scopes = to_json(&key.scopes)?;
-        let allow = key.allow.as_ref().map(to_json).transpose()?;
-        let mut tx = self.change_tx().await?;
-        if !tenant_exists(&mut tx, tenant).await? {
-            return Err(StoreError::NotFound(format!("tenant {tenant:?}")));
-        }
-        let inserted = sqlx::query(
-            "INSERT INTO api_keys \
-             (tenant, id, digest, scopes, allow, expires_at, created_at, revoked_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, id) DO NOTHING",
-        )
-        .bind(tenant)
-        .bind(key.id.as_str())
-        .bind(to_hex(key.digest()))
-        .bind(scopes)
-        .bind(allow)
-        .bind(key.expires_at.map(|m| m.0))
-        .bind(key.created_at.0)
-        .bind(key.revoked_at.map(|m| m.0))
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| insert_error(e, tenant, &key.id))?;
-        if inserted.rows_affected() == 0 {
-            return Err(StoreError::Conflict(format!(
-                "key {:?} of tenant {tenant:?}",
-                key.id
-            )));
-        }
-        record_change(&mut tx, tenant, Some(&key.id), Millis::now()).await?;
-        tx.commit().await.map_err(db)
+        self.write_key(tenant, key, KeyWrite::Create).await
     }
 
     async fn put_key(&self, tenant: &str, key: &ApiKeyRecord) -> Result<(), StoreError> {
-        let scopes = to_json(&key.scopes)?;
-        let allow = key.allow.as_ref().map(to_json).transpose()?;
-        let mut tx = self.change_tx().await?;
-        if !tenant_exists(&mut tx, tenant).await? {
-            return Err(StoreError::NotFound(format!("tenant {tenant:?}")));
-        }
-        sqlx::query(
-            "INSERT INTO api_keys \
-             (tenant, id, digest, scopes, allow, expires_at, created_at, revoked_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
-             ON CONFLICT (tenant, id) DO UPDATE SET digest = excluded.digest, \
-             scopes = excluded.scopes, allow = excluded.allow, \
-             expires_at = excluded.expires_at, created_at = excluded.created_at, \
-             revoked_at = excluded.revoked_at",
-        )
-        .bind(tenant)
-        .bind(key.id.as_str())
-        .bind(to_hex(key.digest()))
-        .bind(scopes)
-        .bind(allow)
-        .bind(key.expires_at.map(|m| m.0))
-        .bind(key.created_at.0)
-        .bind(key.revoked_at.map(|m| m.0))
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| insert_error(e, tenant, &key.id))?;
-        record_change(&mut tx, tenant, Some(&key.id), Millis::now()).await?;
-        tx.commit().await.map_err(db)
+        self.write_key(tenant, key, KeyWrite::Put).await
     }
 
     async fn key(&self, tenant: &str, id: &str) -> Result<Option<ApiKeyRecord>, StoreError> {
