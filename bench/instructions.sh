@@ -21,6 +21,10 @@
 #
 # usage: bench/instructions.sh           (builds Roundtrip and the actix-raw peer as peers.sh does)
 # env:   SCRATCH (/tmp/roundtrip-peers)  DURATION (5s)  CONNS (4)  LOG (the server's default)
+#        BASE_BIN (another roundtrip build, e.g. of an earlier commit: its echo and sealed flow
+#        are counted too, base-echo and base-mrtr, with the ratios of this build to it)
+# Every other ROUNDTRIP_* variable of the environment reaches the servers, so for example
+# ROUNDTRIP_AUDIT__ENABLED=false counts without the audit log.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -41,6 +45,8 @@ mkdir -p "$SCRATCH/actix-raw"
 cp -R "$HERE/peers/actix-raw/." "$SCRATCH/actix-raw/"
 (cd "$SCRATCH/actix-raw" && CARGO_TARGET_DIR="$SCRATCH/target" cargo build --release -q)
 ACTIX_BIN=$SCRATCH/target/release/peer-actix-raw
+BASE_BIN=${BASE_BIN:-}
+[[ -z $BASE_BIN || -x $BASE_BIN ]] || { log "BASE_BIN=$BASE_BIN is not an executable"; exit 1; }
 OUT=$(mktemp -d)
 
 # count NAME PORT PATH MODE ARGV...: prints "NAME total memset requests sha256"
@@ -77,6 +83,10 @@ count() {
   count actix-raw 3291 /mcp call "$ACTIX_BIN" 127.0.0.1:3291
   count rt-echo 3292 /t/demo/mcp call "$RT_BIN" serve --listen 127.0.0.1:3292 --workers 1
   count rt-mrtr 3293 /t/demo/mcp mrtr "$RT_BIN" serve --listen 127.0.0.1:3293 --workers 1
+  if [[ -n $BASE_BIN ]]; then
+    count base-echo 3294 /t/demo/mcp call "$BASE_BIN" serve --listen 127.0.0.1:3294 --workers 1
+    count base-mrtr 3295 /t/demo/mcp mrtr "$BASE_BIN" serve --listen 127.0.0.1:3295 --workers 1
+  fi
 } > "$OUT/counts.txt"
 
 awk '
@@ -90,5 +100,11 @@ awk '
       per["rt-echo"] / per["rt-mrtr"], (per["rt-echo"] - mem["rt-echo"]) / (per["rt-mrtr"] - mem["rt-mrtr"]), \
       (per["rt-echo"] - sha["rt-echo"]) / (per["rt-mrtr"] - sha["rt-mrtr"]), \
       (per["rt-echo"] - mem["rt-echo"] - sha["rt-echo"]) / (per["rt-mrtr"] - mem["rt-mrtr"] - sha["rt-mrtr"])
+    if ("base-echo" in per) {
+      printf "echo: %+.0f instructions per request against the base build (%.3f of its count)\n", \
+        per["rt-echo"] - per["base-echo"], per["rt-echo"] / per["base-echo"]
+      printf "mrtr: %+.0f instructions per request against the base build (%.3f of its count)\n", \
+        per["rt-mrtr"] - per["base-mrtr"], per["rt-mrtr"] / per["base-mrtr"]
+    }
   }' "$OUT/counts.txt"
 log "(callgrind files and driver reports: $OUT)"
