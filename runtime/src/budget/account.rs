@@ -1,0 +1,62 @@
+//! Who a charge is made to: a tenant, and one caller of it.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use crate::handler::Principal;
+
+/// The id of [`Principal::anonymous`].
+const ANONYMOUS: &str = "anonymous";
+
+/// A tenant and one of its callers. An authenticated caller is its principal; an anonymous
+/// one is told apart by its client address (`anonymous@<ip>`), so that one anonymous client
+/// cannot use up what every other anonymous client of the tenant may hold.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Account {
+    tenant: Arc<str>,
+    caller: Arc<str>,
+}
+
+impl Account {
+    /// The account of `principal` on `tenant`, calling from `client` (when known).
+    pub fn new(tenant: &str, principal: &Principal, client: Option<IpAddr>) -> Self {
+        let caller: Arc<str> = match client {
+            Some(ip) if principal.id() == ANONYMOUS => format!("{}@{ip}", principal.id()).into(),
+            _ => principal.id_arc(),
+        };
+        Self {
+            tenant: tenant.into(),
+            caller,
+        }
+    }
+
+    /// The tenant's slug.
+    pub fn tenant(&self) -> &Arc<str> {
+        &self.tenant
+    }
+
+    /// The caller, unique within its tenant: a principal id, or `anonymous@<ip>`.
+    pub fn caller(&self) -> &Arc<str> {
+        &self.caller
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anonymous_callers_are_told_apart_by_address_and_keyed_ones_are_not() {
+        let a = "127.0.0.1".parse().ok();
+        let b = "127.0.0.2".parse().ok();
+        let anon = Principal::anonymous();
+        assert_eq!(
+            &**Account::new("t", &anon, a).caller(),
+            "anonymous@127.0.0.1"
+        );
+        assert_ne!(Account::new("t", &anon, a), Account::new("t", &anon, b));
+        let key = Principal::new("key:alice");
+        assert_eq!(Account::new("t", &key, a), Account::new("t", &key, b));
+        assert_eq!(&**Account::new("t", &anon, None).caller(), "anonymous");
+    }
+}
