@@ -20,9 +20,14 @@ pub struct Account {
 impl Account {
     /// The account of `principal` on `tenant`, calling from `client` (when known).
     pub fn new(tenant: &str, principal: &Principal, client: Option<IpAddr>) -> Self {
+        Self::of_id(tenant, principal.id_arc(), client)
+    }
+
+    /// [`Account::new`] for the principal whose id is `principal`.
+    pub fn of_id(tenant: &str, principal: Arc<str>, client: Option<IpAddr>) -> Self {
         let caller: Arc<str> = match client {
-            Some(ip) if principal.id() == ANONYMOUS => format!("{}@{ip}", principal.id()).into(),
-            _ => principal.id_arc(),
+            Some(ip) if &*principal == ANONYMOUS => format!("{principal}@{ip}").into(),
+            _ => principal,
         };
         Self {
             tenant: tenant.into(),

@@ -60,13 +60,13 @@ impl Legacy {
     /// streams of the same process).
     pub fn start_charging(runtime: Arc<RuntimeConfig>, ledger: Arc<Ledger>) -> Self {
         Self {
-            ledger,
             sessions: Arc::new(Sessions::new(
                 runtime.legacy.max_sessions,
                 runtime.legacy.max_sessions_per_caller,
             )),
-            bridge: LegacyBridge::default().start(),
+            bridge: LegacyBridge::new(ledger.clone()).start(),
             runtime,
+            ledger,
         }
     }
 

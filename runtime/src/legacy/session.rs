@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -185,6 +185,8 @@ impl Session {
                 stream: stream.clone(),
                 leg_timeout: self.legacy.config().leg_timeout,
                 next_leg: self.next_leg.clone(),
+                account: self.charge.account().clone(),
+                answers: Mutex::default(),
             }) as Arc<dyn Relay>),
         };
         Shim {

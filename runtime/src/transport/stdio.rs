@@ -186,7 +186,7 @@ impl Server {
                 };
                 match self.legacy.bridge.send(answer).await {
                     Ok(Ok(())) => {}
-                    Ok(Err(stray)) => tracing::warn!(%stray, "refused an answer nobody waits for"),
+                    Ok(Err(unanswered)) => tracing::warn!(%unanswered, "refused an answer"),
                     Err(_) => tracing::error!("legacy bridge unavailable"),
                 }
             }

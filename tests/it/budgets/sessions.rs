@@ -124,6 +124,22 @@ async fn a_held_flow_is_charged_its_params_until_it_ends() {
 }
 
 #[actix_web::test]
+async fn an_answer_that_would_pass_the_budget_is_refused_and_its_leg_goes_on_waiting() {
+    let server = Server::start_with(|c| c.budgets.caller_bytes = 60_000).await;
+    let session = server.legacy_session(LAB, all_caps()).await;
+    let mut flow = session.open(&legacy_call(1, "ask_form", json!({}))).await;
+    let leg = flow.next_request().await;
+    let big = json!({"action": "accept", "content": {"name": "x".repeat(40_000)}});
+    let refused = session.answer(&leg["id"], big).await;
+    assert_refused(&refused, -31429, 429, Some("caller"));
+    let answer = json!({"action": "accept", "content": {"name": "Ada"}});
+    assert_eq!(session.answer(&leg["id"], answer).await.status, 202);
+    let response = flow.response().await;
+    assert!(response.get("result").is_some(), "{response}");
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn a_request_whose_params_would_pass_the_budget_is_refused_with_429() {
     let server = Server::start_with(|c| c.budgets.caller_bytes = 40_000).await;
     let session = server.legacy_session(LAB, all_caps()).await;

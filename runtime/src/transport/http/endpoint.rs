@@ -6,6 +6,7 @@
 //! reply framed by `reply.rs`. GET and DELETE with a session id are the session's stream and
 //! its end.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use actix_web::http::Method;
@@ -22,7 +23,7 @@ use super::reply;
 use super::{McpService, WorkerDispatcher};
 use crate::budget::{figures, Account};
 use crate::dispatch::envelope::{self, HttpCheck};
-use crate::dispatch::{Call, Caller, Reply};
+use crate::dispatch::{Call, Caller, Listen, Reply};
 use crate::handler::{Principal, Tenant};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{Malformed, Notification};
@@ -132,20 +133,18 @@ async fn handle(
         _ => None,
     };
     let (tenant, principal) = resolve(headers, slug, service, id)?;
-    let account = Account::new(
-        tenant.slug(),
-        &principal,
-        client_address(req, &service.http.clients),
-    );
+    // Who the caller is, for caps and budgets: built only by what keeps something.
+    let client = client_address(req, &service.http.clients);
     // The era is decided here, in the order of protocol-2026-07-28 §4.5: a legacy handshake;
     // the modern envelope (never looking at sessions); a session's id; otherwise modern.
     let session_id = headers.session_id();
     match incoming {
         Incoming::Request(request) if legacy::is_handshake(headers, &request) => {
+            let account = Account::new(tenant.slug(), &principal, client);
             legacy::initialize(request, tenant, principal, &account, service)
         }
         Incoming::Request(request) if has_modern_envelope(request.params.as_ref()) => {
-            let caller = (tenant, principal, account);
+            let caller = (tenant, principal, client);
             modern(headers, request, caller, service, dispatcher).await
         }
         Incoming::Request(request) => match session_id {
@@ -161,7 +160,7 @@ async fn handle(
                 ),
             )),
             None => {
-                let caller = (tenant, principal, account);
+                let caller = (tenant, principal, client);
                 modern(headers, request, caller, service, dispatcher).await
             }
         },
@@ -260,13 +259,14 @@ fn accept_notification(
 async fn modern(
     headers: Headers<'_>,
     request: Request,
-    (tenant, principal, account): (Arc<Tenant>, Principal, Account),
+    (tenant, principal, client): (Arc<Tenant>, Principal, Option<IpAddr>),
     service: &Arc<McpService>,
     dispatcher: &WorkerDispatcher,
 ) -> Result<HttpResponse, RpcError> {
     let id = request.id.clone();
     let refused = |e| RpcError::refused(Some(&id), e);
     let mcp_headers = headers.mcp().map_err(refused)?;
+    let principal_id = principal.id_arc();
     let caller = Caller::new(tenant.clone(), principal);
     let envelope = envelope::check_modern(
         &request,
@@ -286,8 +286,14 @@ async fn modern(
     let in_flight = InFlight::new(cancel.clone(), service.clone());
     let call = Call::modern(caller, request, envelope, notifier, cancel);
     let admit = {
-        let service = service.clone();
-        move |reply| admit_listen(reply, &account, &service)
+        let (service, tenant) = (service.clone(), tenant.clone());
+        move |reply| match reply {
+            Reply::Listen(listen) => {
+                let account = Account::of_id(tenant.slug(), principal_id, client);
+                admit_listen(listen, &account, &service)
+            }
+            reply => reply,
+        }
     };
     Ok(match notifications {
         None => {
@@ -314,10 +320,7 @@ async fn modern(
 /// descriptors to spare, the caller's, tenant's and process's caps on open listen streams,
 /// and their byte budgets ([`figures::LISTEN_STREAM`] and each URI). Otherwise its refusal.
 /// The charges go with the stream and are given back when it closes.
-fn admit_listen(reply: Reply, account: &Account, service: &McpService) -> Reply {
-    let Reply::Listen(mut listen) = reply else {
-        return reply;
-    };
+fn admit_listen(mut listen: Listen, account: &Account, service: &McpService) -> Reply {
     let bytes = figures::LISTEN_STREAM
         + listen
             .uris()

@@ -22,7 +22,7 @@ use super::{sse, McpService};
 use crate::budget::Account;
 use crate::dispatch::Reply;
 use crate::handler::{Notifier, Principal, Tenant};
-use crate::legacy::bridge::Answer;
+use crate::legacy::bridge::{Answer, Unanswered};
 use crate::legacy::session::{deliver, End, Notify, OpenStream};
 use crate::legacy::sessions::Found;
 use crate::legacy::{handshake, SessionOn};
@@ -137,7 +137,8 @@ pub(crate) fn notification(found: Found, n: Notification, service: &McpService) 
 }
 
 /// The client's answer to a server-to-client request: 202 once it reached the flow waiting
-/// for it; 400 if none was (stray, duplicate, too late), and nothing changes.
+/// for it; 400 if none was (stray, duplicate, too late), 429/503 if keeping it would pass a
+/// budget (the leg goes on waiting), and nothing changes.
 pub(crate) async fn answer(
     session_id: &str,
     response: Response,
@@ -159,12 +160,16 @@ pub(crate) async fn answer(
         })?;
     match delivered {
         Ok(()) => Ok(HttpResponse::Accepted().finish()),
-        Err(stray) => {
+        Err(Unanswered::Stray(stray)) => {
             tracing::info!(%stray, "refused an answer nobody waits for");
             Err(RpcError::refused(
                 None,
                 McpError::invalid_request(stray.to_string()),
             ))
+        }
+        Err(Unanswered::Budget(refusal)) => {
+            tracing::warn!(%refusal, "refused an answer over budget");
+            Err(RpcError::refused(None, refusal.to_error()))
         }
     }
 }
