@@ -1,17 +1,19 @@
-//! Byte budgets on legacy sessions: what a session keeps (16 KiB and its capabilities), its
-//! GET streams and its held flows (8 KiB and their params) are charged to its caller, its
-//! tenant and the process; the session's end gives them back. Bounded capabilities.
+//! Byte budgets on legacy sessions: what a session keeps (`figures::SESSION` and its
+//! capabilities), its GET streams, its held flows (`figures::FLOW` and their params) and the
+//! answers they hold are charged to its caller, its tenant and the process; the session's end
+//! gives them back. Bounded capabilities.
 
 use std::time::Duration;
 
+use roundtrip_runtime::budget::figures::{FLOW, SESSION, SESSION_STREAM};
 use serde_json::json;
 
 use super::assert_refused;
 use crate::support::legacy_client::{all_caps, legacy_call, LEGACY_VERSION};
 use crate::support::{tool_call, Server, ALICE, BOB, DEMO, LAB, LAB2};
 
-/// Room for two sessions declaring nothing (16 KiB each), not three.
-const TWO_SESSIONS: u64 = 40_000;
+/// Room for two sessions declaring nothing, not three.
+const TWO_SESSIONS: u64 = 2 * SESSION + SESSION / 2;
 
 #[actix_web::test]
 async fn a_caller_over_its_byte_budget_is_refused_with_429_while_another_caller_is_served() {
@@ -100,9 +102,10 @@ async fn deleting_a_session_gives_its_bytes_back() {
 
 #[actix_web::test]
 async fn a_held_flow_is_charged_its_params_until_it_ends() {
-    // A session (16 KiB) and a flow with 20 kB of arguments (8 KiB and its params) leave no
-    // room for a second session in 60 kB; once the flow ends there is.
-    let server = Server::start_with(|c| c.budgets.caller_bytes = 60_000).await;
+    // A session and a flow with 20 kB of arguments leave no room for a second session; once
+    // the flow ends there is.
+    let budget = SESSION + FLOW + 20_000 + SESSION / 2;
+    let server = Server::start_with(|c| c.budgets.caller_bytes = budget).await;
     let session = server.legacy_session(LAB, all_caps()).await;
     let pad = "x".repeat(20_000);
     let mut flow = session
@@ -125,7 +128,8 @@ async fn a_held_flow_is_charged_its_params_until_it_ends() {
 
 #[actix_web::test]
 async fn an_answer_that_would_pass_the_budget_is_refused_and_its_leg_goes_on_waiting() {
-    let server = Server::start_with(|c| c.budgets.caller_bytes = 60_000).await;
+    let budget = SESSION + FLOW + 10_000;
+    let server = Server::start_with(|c| c.budgets.caller_bytes = budget).await;
     let session = server.legacy_session(LAB, all_caps()).await;
     let mut flow = session.open(&legacy_call(1, "ask_form", json!({}))).await;
     let leg = flow.next_request().await;
@@ -141,7 +145,8 @@ async fn an_answer_that_would_pass_the_budget_is_refused_and_its_leg_goes_on_wai
 
 #[actix_web::test]
 async fn a_request_whose_params_would_pass_the_budget_is_refused_with_429() {
-    let server = Server::start_with(|c| c.budgets.caller_bytes = 40_000).await;
+    let budget = SESSION + FLOW + 10_000;
+    let server = Server::start_with(|c| c.budgets.caller_bytes = budget).await;
     let session = server.legacy_session(LAB, all_caps()).await;
     let big = "x".repeat(30_000);
     let reply = session
@@ -159,8 +164,9 @@ async fn a_request_whose_params_would_pass_the_budget_is_refused_with_429() {
 
 #[actix_web::test]
 async fn a_get_stream_past_the_budget_is_refused_with_429() {
-    // One session (16 KiB) and one GET stream (8 KiB) fit in 30 kB; a second stream does not.
-    let server = Server::start_with(|c| c.budgets.caller_bytes = 30_000).await;
+    // One session and one GET stream fit; a second stream does not.
+    let budget = SESSION + SESSION_STREAM + SESSION_STREAM / 2;
+    let server = Server::start_with(|c| c.budgets.caller_bytes = budget).await;
     let session = server.legacy_session(LAB, json!({})).await;
     let first = session.listen().await;
     assert!(first.is_sse(), "the first stream opens");
