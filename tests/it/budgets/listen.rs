@@ -1,13 +1,14 @@
 //! `subscriptions/listen` streams: capped per caller, per tenant and per process (a closed
 //! stream gives its slot back), their resource subscriptions capped in count and URI length,
-//! and closed after idling.
+//! kept alive by comments while idle, and closed after idling too long.
 
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 use super::assert_refused;
-use crate::support::{rpc, tool_call, Events, Server, ALICE, BOB, DEMO, LAB, LAB2};
+use crate::support::{mcp_headers, rpc, tool_call, Events, Server, ALICE, BOB, DEMO, LAB, LAB2};
 
 fn listen(filter: Value) -> Value {
     rpc(
@@ -118,6 +119,38 @@ async fn a_resource_subscription_uri_over_2048_bytes_is_refused_naming_the_cap()
             .is_some_and(|m| m.contains("2048")),
         "{error}"
     );
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn an_idle_listen_stream_carries_keep_alive_comments() {
+    let server = Server::start().await;
+    let body = tools();
+    let mut req = awc::Client::new()
+        .post(server.url(LAB))
+        .insert_header(("content-type", "application/json"))
+        .insert_header(("accept", "application/json, text/event-stream"));
+    for (name, value) in mcp_headers(Some(&body)) {
+        req = req.insert_header((name, value));
+    }
+    let mut resp = req
+        .send_body(serde_json::to_vec(&body).expect("json"))
+        .await
+        .expect("answered");
+    assert_eq!(resp.status().as_u16(), 200);
+    // Keep-alives every 100 ms in tests: one arrives soon after the acknowledgement.
+    let mut seen = Vec::new();
+    let found = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(Ok(chunk)) = resp.next().await {
+            seen.extend_from_slice(&chunk);
+            if seen.windows(7).any(|w| w == b": ping\n") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(found, Ok(true), "{}", String::from_utf8_lossy(&seen));
     server.stop().await;
 }
 
