@@ -398,6 +398,7 @@ fn tenant_config(record: &TenantRecord, merged: &Arc<Catalog>) -> TenantConfig {
         settings: TenantSettings {
             state_ttl: spec.state_ttl_secs.map(Duration::from_secs),
             legacy_shim: spec.legacy_shim,
+            memory_budget: spec.memory_budget_bytes,
             ..TenantSettings::default()
         },
         catalog: catalogs::without(merged, &spec.disabled),

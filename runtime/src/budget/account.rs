@@ -3,18 +3,36 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::handler::Principal;
+use crate::handler::{Principal, Tenant};
 
 /// The id of [`Principal::anonymous`].
 const ANONYMOUS: &str = "anonymous";
 
 /// A tenant and one of its callers. An authenticated caller is its principal; an anonymous
 /// one is told apart by its client address (`anonymous@<ip>`), so that one anonymous client
-/// cannot use up what every other anonymous client of the tenant may hold.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// cannot use up what every other anonymous client of the tenant may hold. Two accounts are
+/// the same when their tenant and caller are.
+#[derive(Debug, Clone)]
 pub struct Account {
     tenant: Arc<str>,
     caller: Arc<str>,
+    /// The tenant's own byte budget, when its settings set one (`memory_budget_bytes`).
+    tenant_bytes: Option<u64>,
+}
+
+impl PartialEq for Account {
+    fn eq(&self, other: &Self) -> bool {
+        self.tenant == other.tenant && self.caller == other.caller
+    }
+}
+
+impl Eq for Account {}
+
+impl std::hash::Hash for Account {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.tenant.hash(state);
+        self.caller.hash(state);
+    }
 }
 
 impl Account {
@@ -32,7 +50,27 @@ impl Account {
         Self {
             tenant: tenant.into(),
             caller,
+            tenant_bytes: None,
         }
+    }
+
+    /// The account of the principal whose id is `principal` on `tenant`, calling from
+    /// `client`, held to the tenant's own byte budget if its settings set one.
+    pub fn of(tenant: &Tenant, principal: Arc<str>, client: Option<IpAddr>) -> Self {
+        let own = tenant.view().settings().memory_budget;
+        Self::of_id(tenant.slug(), principal, client).with_tenant_bytes(own)
+    }
+
+    /// The same account, its tenant's byte budget being `bytes` rather than the server's
+    /// (`None`: the server's).
+    pub fn with_tenant_bytes(mut self, bytes: Option<u64>) -> Self {
+        self.tenant_bytes = bytes;
+        self
+    }
+
+    /// The tenant's own byte budget, if it has one.
+    pub fn tenant_bytes(&self) -> Option<u64> {
+        self.tenant_bytes
     }
 
     /// The tenant's slug.

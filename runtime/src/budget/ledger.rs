@@ -48,6 +48,8 @@ pub struct Ledger {
     /// What is counted, for messages: "bytes", "listen streams".
     unit: &'static str,
     limits: BudgetLimits,
+    /// Whether a tenant's own budget ([`Account::tenant_bytes`]) replaces `per_tenant`.
+    tenant_budgets: bool,
     tallies: Mutex<Tallies>,
 }
 
@@ -57,6 +59,18 @@ impl Ledger {
         Arc::new(Self {
             unit,
             limits,
+            tenant_budgets: false,
+            tallies: Mutex::new(Tallies::default()),
+        })
+    }
+
+    /// An empty ledger of bytes within `limits`, where a tenant with a byte budget of its own
+    /// is held to that instead of `per_tenant`.
+    pub fn bytes(limits: BudgetLimits) -> Arc<Self> {
+        Arc::new(Self {
+            unit: "bytes",
+            limits,
+            tenant_budgets: true,
             tallies: Mutex::new(Tallies::default()),
         })
     }
@@ -95,7 +109,7 @@ impl Ledger {
             })
         };
         if let Some(r) = refuse(Limit::Process, t.process, self.limits.process)
-            .or_else(|| refuse(Limit::Tenant, tenant, self.limits.per_tenant))
+            .or_else(|| refuse(Limit::Tenant, tenant, self.tenant_limit(account)))
             .or_else(|| refuse(Limit::Caller, caller, self.limits.per_caller))
         {
             return Err(r);
@@ -104,6 +118,14 @@ impl Ledger {
         *t.per_tenant.entry(account.tenant().clone()).or_default() += amount;
         *t.per_caller.entry(key).or_default() += amount;
         Ok(())
+    }
+
+    /// The tenant limit `account` is held to.
+    fn tenant_limit(&self, account: &Account) -> u64 {
+        match account.tenant_bytes() {
+            Some(own) if self.tenant_budgets => own,
+            _ => self.limits.per_tenant,
+        }
     }
 
     /// Takes `amount` back from every tally of `account`.
@@ -178,6 +200,29 @@ mod tests {
         let _c = l.charge(&account("u", "c"), 10).expect("another tenant");
         let process = l.charge(&account("v", "d"), 1).expect_err("over 20");
         assert_eq!(process.limit, Limit::Process);
+    }
+
+    #[test]
+    fn a_tenants_own_byte_budget_replaces_the_servers() {
+        let limits = BudgetLimits {
+            per_caller: 100,
+            per_tenant: 15,
+            process: 100,
+        };
+        let own = |who| account("t", who).with_tenant_bytes(Some(30));
+        let bytes = Ledger::bytes(limits);
+        let _a = bytes
+            .charge(&own("a"), 20)
+            .expect("within the tenant's own 30");
+        assert_eq!(
+            bytes.charge(&own("b"), 11).expect_err("over 30").limit,
+            Limit::Tenant
+        );
+        let streams = Ledger::new("streams", limits);
+        assert!(
+            streams.charge(&own("a"), 20).is_err(),
+            "only a byte ledger honours it"
+        );
     }
 
     #[test]

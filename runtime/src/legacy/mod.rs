@@ -52,7 +52,7 @@ impl Legacy {
     /// Starts the process's LegacyBridge on the current arbiter, with a byte ledger of its
     /// own (`runtime.budgets`).
     pub fn start(runtime: Arc<RuntimeConfig>) -> Self {
-        let ledger = Ledger::new("bytes", runtime.budgets);
+        let ledger = Ledger::bytes(runtime.budgets);
         Self::start_charging(runtime, ledger)
     }
 

@@ -252,7 +252,7 @@ impl Server {
             init,
             &self.stdio.tenant,
             &self.stdio.principal,
-            &Account::new(self.stdio.tenant.slug(), &self.stdio.principal, None),
+            &Account::of(&self.stdio.tenant, self.stdio.principal.id_arc(), None),
             SessionOn::Stdio(notifications),
         ) {
             Ok(begun) => {

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use awc::http::Method;
 use roundtrip_runtime::budget::figures::{FLOW, SESSION, SESSION_STREAM};
 use serde_json::json;
 
@@ -53,6 +54,36 @@ async fn a_tenant_over_its_byte_budget_is_refused_with_429_while_another_tenant_
     assert_refused(&refused, -31429, 429, Some("tenant"));
     let other = server
         .initialize_reply(LAB, None, LEGACY_VERSION, json!({}))
+        .await;
+    assert_eq!(other.status, 200, "{other:?}");
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_tenants_own_memory_budget_replaces_the_servers_for_that_tenant_only() {
+    let server = Server::start().await;
+    let body = json!({"memory_budget_bytes": TWO_SESSIONS});
+    let patched = server
+        .admin(Method::PATCH, "/tenants/lab")
+        .json(&body)
+        .send_unchecked()
+        .await;
+    assert_eq!(
+        patched.problem_or_json()["memory_budget_bytes"],
+        TWO_SESSIONS
+    );
+    let _a = server.legacy_session(LAB, json!({})).await;
+    let _b = server
+        .legacy_session_as(LAB, None, LEGACY_VERSION, json!({}))
+        .await;
+    // Two anonymous sessions from one address fill the tenant's 10 KiB.
+    let refused = server
+        .initialize_reply(LAB, None, LEGACY_VERSION, json!({}))
+        .await;
+    let error = assert_refused(&refused, -31429, 429, Some("tenant"));
+    assert_eq!(error["data"]["budget"]["max"], TWO_SESSIONS);
+    let other = server
+        .initialize_reply(LAB2, None, LEGACY_VERSION, json!({}))
         .await;
     assert_eq!(other.status, 200, "{other:?}");
     server.stop().await;

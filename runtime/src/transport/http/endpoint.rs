@@ -140,7 +140,7 @@ async fn handle(
     let session_id = headers.session_id();
     match incoming {
         Incoming::Request(request) if legacy::is_handshake(headers, &request) => {
-            let account = Account::new(tenant.slug(), &principal, client);
+            let account = Account::of(&tenant, principal.id_arc(), client);
             legacy::initialize(request, tenant, principal, &account, service)
         }
         Incoming::Request(request) if has_modern_envelope(request.params.as_ref()) => {
@@ -289,7 +289,7 @@ async fn modern(
         let (service, tenant) = (service.clone(), tenant.clone());
         move |reply| match reply {
             Reply::Listen(listen) => {
-                let account = Account::of_id(tenant.slug(), principal_id, client);
+                let account = Account::of(&tenant, principal_id, client);
                 admit_listen(listen, &account, &service)
             }
             reply => reply,
