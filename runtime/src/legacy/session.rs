@@ -69,7 +69,8 @@ pub struct Session {
     expires: bool,
     /// stdio: the process's output, the session's one stream for as long as it lives.
     output: Option<mpsc::Sender<Box<OutgoingMessage>>>,
-    /// Whether the client sent anything in the session after `initialize`.
+    /// Whether the client sent a request (not a notification, not a GET stream) in the
+    /// session after `initialize`.
     used: bool,
     /// Ended by the client: stops once its cancelled flows have answered.
     ending: bool,
@@ -474,7 +475,9 @@ impl Handler<OpenStream> for Session {
     type Result = MessageResult<OpenStream>;
 
     fn handle(&mut self, _: OpenStream, ctx: &mut Self::Context) -> Self::Result {
-        self.touch();
+        // Activity, but not use: an open stream keeps the session anyway, and one opened and
+        // closed must not keep an unused session from its shorter timeout.
+        self.last_active = Instant::now();
         let charge = match self
             .legacy
             .ledger

@@ -1,6 +1,7 @@
 //! Anonymous callers told apart by client address: one address at its session cap does not
 //! lock out another; behind a trusted proxy a configured header names the client, and from
-//! any other peer that header is ignored. And a session counts as used only after a request.
+//! any other peer that header is ignored. And a session counts as used only after a request
+//! (not a notification, not a GET stream).
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -100,5 +101,22 @@ async fn a_session_that_only_sent_initialized_expires_as_unused() {
     let gone = notified.send(&legacy_rpc("p", "ping", json!({}))).await;
     assert_eq!(gone.status, 404, "{gone:?}");
     assert_eq!(used.ping().await.json()["result"], json!({}));
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_session_that_only_opened_a_get_stream_expires_as_unused_once_it_closes() {
+    let server = Server::start_with(|c| {
+        c.legacy.idle_timeout_secs = 3600;
+        c.legacy.unused_timeout_secs = 1;
+    })
+    .await;
+    let session = server.legacy_session(LAB, json!({})).await;
+    let stream = session.listen().await;
+    assert!(stream.is_sse());
+    drop(stream);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let gone = session.send(&legacy_rpc("p", "ping", json!({}))).await;
+    assert_eq!(gone.status, 404, "{gone:?}");
     server.stop().await;
 }
