@@ -1,5 +1,6 @@
 //! Who a charge is made to: a tenant, and one caller of it.
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -7,6 +8,15 @@ use crate::handler::{Principal, Tenant};
 
 /// The id of [`Principal::anonymous`].
 const ANONYMOUS: &str = "anonymous";
+
+/// Who a caller is, for what is counted per caller (budgets, session caps, rate limits): the
+/// principal's id, or `anonymous@<ip>` for an anonymous caller whose address is known.
+pub fn caller_key(principal: &str, client: Option<IpAddr>) -> Cow<'_, str> {
+    match client {
+        Some(ip) if principal == ANONYMOUS => Cow::Owned(format!("{principal}@{ip}")),
+        _ => Cow::Borrowed(principal),
+    }
+}
 
 /// A tenant and one of its callers. An authenticated caller is its principal; an anonymous
 /// one is told apart by its client address (`anonymous@<ip>`), so that one anonymous client
@@ -18,6 +28,8 @@ pub struct Account {
     caller: Arc<str>,
     /// The tenant's own byte budget, when its settings set one (`memory_budget_bytes`).
     tenant_bytes: Option<u64>,
+    /// The caller's address, when known.
+    client: Option<IpAddr>,
 }
 
 impl PartialEq for Account {
@@ -43,14 +55,15 @@ impl Account {
 
     /// [`Account::new`] for the principal whose id is `principal`.
     pub fn of_id(tenant: &str, principal: Arc<str>, client: Option<IpAddr>) -> Self {
-        let caller: Arc<str> = match client {
-            Some(ip) if &*principal == ANONYMOUS => format!("{principal}@{ip}").into(),
-            _ => principal,
+        let caller: Arc<str> = match caller_key(&principal, client) {
+            Cow::Owned(key) => key.into(),
+            Cow::Borrowed(_) => principal,
         };
         Self {
             tenant: tenant.into(),
             caller,
             tenant_bytes: None,
+            client,
         }
     }
 
@@ -66,6 +79,11 @@ impl Account {
     pub fn with_tenant_bytes(mut self, bytes: Option<u64>) -> Self {
         self.tenant_bytes = bytes;
         self
+    }
+
+    /// The caller's address, when known.
+    pub fn client(&self) -> Option<IpAddr> {
+        self.client
     }
 
     /// The tenant's own byte budget, if it has one.

@@ -19,7 +19,7 @@ pub mod ledger;
 pub mod machine;
 pub mod refusal;
 
-pub use account::Account;
+pub use account::{caller_key, Account};
 pub use charge::Charge;
 pub use ledger::{BudgetLimits, Ledger};
 pub use refusal::Refusal;

@@ -377,7 +377,8 @@ impl Session {
             return Box::pin(fut::ready(Reply::Error(error)));
         }
         self.principal = principal.clone();
-        let caller = Caller::new(self.tenant.clone(), principal);
+        let caller = Caller::new(self.tenant.clone(), principal)
+            .calling_from(self.charge.account().client());
         if let Some(result) = self.session_method(&caller, &request) {
             let reply =
                 result.map_or_else(Reply::Error, |r| Reply::Result(StampedResult::Object(r)));

@@ -267,7 +267,7 @@ async fn modern(
     let refused = |e| RpcError::refused(Some(&id), e);
     let mcp_headers = headers.mcp().map_err(refused)?;
     let principal_id = principal.id_arc();
-    let caller = Caller::new(tenant.clone(), principal);
+    let caller = Caller::new(tenant.clone(), principal).calling_from(client);
     let envelope = envelope::check_modern(
         &request,
         Some(HttpCheck {
