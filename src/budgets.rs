@@ -1,8 +1,6 @@
 //! The settings of what callers may keep and hold open: byte budgets (`budgets.*`), long-lived
-//! streams (`streams.*`) and how clients are told apart (`clients.*`). Part of [`Config`],
-//! kept apart from `config.rs` because they go together.
-//!
-//! [`Config`]: crate::config::Config
+//! streams (`streams.*`) and how clients are told apart (`clients.*`). Part of the settings
+//! (`config.rs`, which validates them with [`zero_key`]), kept apart because they go together.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -11,8 +9,6 @@ use roundtrip_runtime::budget::machine::{self, CeilingTooHigh};
 use roundtrip_runtime::budget::BudgetLimits;
 use roundtrip_runtime::transport::http::{ClientsConfig, StreamsConfig};
 use serde::Deserialize;
-
-use crate::config::InvalidConfig;
 
 /// Bytes kept past the request that brought them (legacy sessions, their subscriptions,
 /// GET streams and held flows; listen streams), per caller, per tenant and per process.
@@ -122,9 +118,9 @@ impl ClientSettings {
     }
 }
 
-/// Every budget and stream limit above zero.
-pub fn validate(budgets: &BudgetSettings, streams: &StreamSettings) -> Result<(), InvalidConfig> {
-    for (key, value) in [
+/// The key of the first budget or stream limit that is zero, if any: each must be above zero.
+pub fn zero_key(budgets: &BudgetSettings, streams: &StreamSettings) -> Option<&'static str> {
+    [
         ("budgets.caller_bytes", budgets.caller_bytes),
         ("budgets.tenant_bytes", budgets.tenant_bytes),
         ("budgets.process_bytes", budgets.process_bytes),
@@ -138,12 +134,9 @@ pub fn validate(budgets: &BudgetSettings, streams: &StreamSettings) -> Result<()
         ),
         ("streams.max_listen", streams.max_listen),
         ("streams.listen_idle_secs", streams.listen_idle_secs),
-    ] {
-        if value == 0 {
-            return Err(InvalidConfig::Zero { key });
-        }
-    }
-    Ok(())
+    ]
+    .into_iter()
+    .find_map(|(key, value)| (value == 0).then_some(key))
 }
 
 #[cfg(test)]
@@ -160,22 +153,20 @@ mod tests {
     }
 
     #[test]
-    fn a_zero_budget_or_stream_cap_is_refused_naming_its_key() {
+    fn a_zero_budget_or_stream_cap_is_named_by_its_key() {
         let budgets = BudgetSettings {
             tenant_bytes: 0,
             ..BudgetSettings::default()
         };
-        assert_eq!(
-            validate(&budgets, &StreamSettings::default()),
-            Err(InvalidConfig::Zero {
-                key: "budgets.tenant_bytes"
-            })
-        );
-        let streams = StreamSettings {
+        let streams = StreamSettings::default();
+        assert_eq!(zero_key(&budgets, &streams), Some("budgets.tenant_bytes"));
+        let idle = StreamSettings {
             listen_idle_secs: 0,
             ..StreamSettings::default()
         };
-        assert!(validate(&BudgetSettings::default(), &streams).is_err());
+        let defaults = BudgetSettings::default();
+        assert_eq!(zero_key(&defaults, &idle), Some("streams.listen_idle_secs"));
+        assert_eq!(zero_key(&defaults, &streams), None);
     }
 
     #[test]

@@ -454,7 +454,9 @@ impl Config {
             MAX_LEGACY_TIMEOUT_SECS,
         )?;
 
-        budgets::validate(&self.budgets, &self.streams)?;
+        if let Some(key) = budgets::zero_key(&self.budgets, &self.streams) {
+            return Err(InvalidConfig::Zero { key });
+        }
 
         let state = &self.state;
         non_zero("state.ttl_secs", state.ttl_secs)?;
@@ -836,6 +838,17 @@ mod tests {
         assert!(validated(|c| c.legacy.max_sessions = 0).is_err());
         assert!(validated(|c| c.legacy.max_sessions_per_caller = 0).is_err());
         assert!(validated(|c| c.legacy.unused_timeout_secs = 0).is_err());
+    }
+
+    #[test]
+    fn a_zero_budget_or_stream_limit_is_refused_naming_its_key() {
+        assert_eq!(
+            validated(|c| c.budgets.caller_bytes = 0),
+            Err(InvalidConfig::Zero {
+                key: "budgets.caller_bytes"
+            })
+        );
+        assert!(validated(|c| c.streams.max_listen = 0).is_err());
     }
 
     #[test]

@@ -15,15 +15,19 @@ pub struct Charge {
     amount: u64,
 }
 
-impl Charge {
-    pub(crate) fn new(ledger: Arc<Ledger>, account: Account, amount: u64) -> Self {
-        Self {
-            ledger,
-            account,
+impl Ledger {
+    /// Charges `amount` to `account`, unless a limit would be passed: then nothing changes.
+    pub fn charge(self: &Arc<Self>, account: &Account, amount: u64) -> Result<Charge, Refusal> {
+        self.add(account, amount)?;
+        Ok(Charge {
+            ledger: self.clone(),
+            account: account.clone(),
             amount,
-        }
+        })
     }
+}
 
+impl Charge {
     /// Charges `more` on top, unless a limit would be passed: then nothing changes.
     pub fn grow(&mut self, more: u64) -> Result<(), Refusal> {
         self.ledger.add(&self.account, more)?;

@@ -1,11 +1,10 @@
 //! The tallies of one kind of budget (bytes kept, or streams open) and their limits: per
-//! caller, per tenant, and for the process.
+//! caller, per tenant, and for the process. A charge to it is a `Charge` (`charge.rs`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::account::Account;
-use super::charge::Charge;
 use super::refusal::{Limit, Refusal};
 
 /// The limits of one ledger. A tenant may have its own (`tenant_override`).
@@ -87,12 +86,6 @@ impl Ledger {
 
     fn tallies(&self) -> MutexGuard<'_, Tallies> {
         self.tallies.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Charges `amount` to `account`, unless a limit would be passed: then nothing changes.
-    pub fn charge(self: &Arc<Self>, account: &Account, amount: u64) -> Result<Charge, Refusal> {
-        self.add(account, amount)?;
-        Ok(Charge::new(self.clone(), account.clone(), amount))
     }
 
     /// Adds `amount` to every tally of `account`, or to none.
