@@ -25,6 +25,7 @@ use roundtrip_runtime::sealing::SealPolicy;
 use roundtrip_runtime::transport::http::HttpConfig;
 use serde::Deserialize;
 
+use crate::budgets::{self, BudgetSettings, ClientSettings, StreamSettings};
 use crate::cli::ServeArgs;
 
 /// The longest SSE keep-alive period accepted: beyond an hour every proxy has long since
@@ -68,6 +69,9 @@ pub struct Config {
     pub mcp: McpSettings,
     pub state: StateSettings,
     pub legacy: LegacySettings,
+    pub budgets: BudgetSettings,
+    pub streams: StreamSettings,
+    pub clients: ClientSettings,
 }
 
 impl std::fmt::Debug for Config {
@@ -95,6 +99,9 @@ impl std::fmt::Debug for Config {
             .field("mcp", &self.mcp)
             .field("state", &self.state)
             .field("legacy", &self.legacy)
+            .field("budgets", &self.budgets)
+            .field("streams", &self.streams)
+            .field("clients", &self.clients)
             .finish()
     }
 }
@@ -232,6 +239,9 @@ impl Default for Config {
             mcp: McpSettings::default(),
             state: StateSettings::default(),
             legacy: LegacySettings::default(),
+            budgets: BudgetSettings::default(),
+            streams: StreamSettings::default(),
+            clients: ClientSettings::default(),
         }
     }
 }
@@ -353,6 +363,7 @@ impl Config {
             .list_separator(",")
             .with_list_parse_key("http.allowed_hosts")
             .with_list_parse_key("http.allowed_origins")
+            .with_list_parse_key("clients.trusted_proxies")
             .try_parsing(true)
             .source(environment);
         let config: Config = builder
@@ -442,6 +453,10 @@ impl Config {
             legacy.leg_timeout_secs,
             MAX_LEGACY_TIMEOUT_SECS,
         )?;
+
+        if let Some(key) = budgets::zero_key(&self.budgets, &self.streams) {
+            return Err(InvalidConfig::Zero { key });
+        }
 
         let state = &self.state;
         non_zero("state.ttl_secs", state.ttl_secs)?;
@@ -823,6 +838,17 @@ mod tests {
         assert!(validated(|c| c.legacy.max_sessions = 0).is_err());
         assert!(validated(|c| c.legacy.max_sessions_per_caller = 0).is_err());
         assert!(validated(|c| c.legacy.unused_timeout_secs = 0).is_err());
+    }
+
+    #[test]
+    fn a_zero_budget_or_stream_limit_is_refused_naming_its_key() {
+        assert_eq!(
+            validated(|c| c.budgets.caller_bytes = 0),
+            Err(InvalidConfig::Zero {
+                key: "budgets.caller_bytes"
+            })
+        );
+        assert!(validated(|c| c.streams.max_listen = 0).is_err());
     }
 
     #[test]

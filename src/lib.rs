@@ -11,6 +11,7 @@
 
 pub mod answers;
 pub mod bench;
+pub mod budgets;
 pub mod catalogs;
 pub mod cli;
 pub mod commands;

@@ -166,6 +166,7 @@ pub async fn dispatching(
         max_rounds: config.mcp.max_rounds,
         sealing: Some(policy),
         legacy: config.legacy.runtime(),
+        budgets: config.budgets.runtime(),
         // Set by the HTTP server, which has the registry and the audit log.
         limiter: None,
         audit: None,
@@ -207,6 +208,7 @@ pub async fn start_sharing(
     share: Box<dyn KeyShare>,
 ) -> anyhow::Result<Running> {
     config.validate()?;
+    config.budgets.check_machine()?;
     let Dispatching {
         mut runtime,
         keys,
@@ -242,6 +244,8 @@ pub async fn start_sharing(
             config.http.allowed_hosts.clone(),
             config.http.allowed_origins.clone(),
         ),
+        clients: config.clients.runtime(),
+        streams: config.streams.runtime(),
     };
     let directory: Arc<dyn TenantDirectory> = registry.clone();
     let service = McpService::new(

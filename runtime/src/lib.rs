@@ -6,6 +6,7 @@
 //!   relays input requests to their clients;
 //! - [`dispatch`]: envelope checks, routing, and the policies around every handler: the
 //!   capability gate, `requestState` sealing and `resultType` stamping;
+//! - [`budget`]: what callers, tenants and the process may keep, in bytes and streams;
 //! - [`handler`]: the API tool, prompt and resource authors write against, and the tenant
 //!   and principal as handlers see them;
 //! - [`sealing`]: AES-256-GCM sealing of `requestState` and the KeyManager actor;
@@ -15,6 +16,7 @@
 
 #![warn(missing_docs, missing_debug_implementations)]
 
+pub mod budget;
 pub mod dispatch;
 pub mod handler;
 pub mod legacy;

@@ -58,12 +58,14 @@ pub trait Authenticator: Send + Sync + 'static {
 /// Admits requests by rate: a tenant store's limits per tenant, per caller and per tool.
 pub trait Limiter: Send + Sync + std::fmt::Debug + 'static {
     /// Whether `principal` may make a request of `method` to `tenant` now; `tool` names the
-    /// tool of a `tools/call`. `Err` carries how long to wait. Called on every request
-    /// after authentication: no I/O.
+    /// tool of a `tools/call`; `client` is the caller's address when known, which tells
+    /// anonymous callers apart (`crate::budget::caller_key`). `Err` carries how long to wait.
+    /// Called on every request after authentication: no I/O.
     fn admit(
         &self,
         tenant: &str,
         principal: &Principal,
+        client: Option<std::net::IpAddr>,
         method: &str,
         tool: Option<&str>,
     ) -> Result<(), Duration>;

@@ -108,7 +108,13 @@ impl TenantLimits {
         self.tenant.is_none() && self.caller.is_none() && self.tools.is_empty()
     }
 
-    /// Admits one request of `caller` (a principal id), a `tools/call` of `tool` when given;
+    /// Whether a per-caller (`key`) limit is set.
+    pub fn limits_callers(&self) -> bool {
+        self.caller.is_some()
+    }
+
+    /// Admits one request of `caller` (a principal id, or `anonymous@<ip>`: the runtime's
+    /// `budget::caller_key`), a `tools/call` of `tool` when given;
     /// `Err` with how long to wait.
     pub fn admit(&self, caller: &str, tool: Option<&str>) -> Result<(), Duration> {
         if self.is_empty() {

@@ -224,6 +224,9 @@ pub mod bounds {
     pub const TOOL_LIMITS: usize = 256;
     /// The longest requestState TTL, seconds (one day).
     pub const MAX_STATE_TTL_SECS: u64 = 86_400;
+    /// The largest memory budget a tenant may be given, bytes (1 PiB; below 2^53, so any
+    /// JSON reader keeps it exact).
+    pub const MAX_MEMORY_BUDGET_BYTES: u64 = 1 << 50;
 }
 
 /// What an operator sets for a tenant: everything but its slug, status and times.
@@ -241,6 +244,9 @@ pub struct TenantSpec {
     pub state_ttl_secs: Option<u64>,
     /// Whether legacy sessions get the shim (input requests relayed as real requests).
     pub legacy_shim: bool,
+    /// What its callers may keep together past their requests, bytes; `None`: the server's
+    /// `budgets.tenant_bytes`.
+    pub memory_budget_bytes: Option<u64>,
     /// Its rate limits.
     pub rate_limits: RateLimits,
     /// How its callers authenticate.
@@ -258,6 +264,7 @@ impl TenantSpec {
             disabled: Names::default(),
             state_ttl_secs: None,
             legacy_shim: true,
+            memory_budget_bytes: None,
             rate_limits: RateLimits::default(),
             auth,
         }
@@ -296,6 +303,14 @@ impl TenantSpec {
                 return invalid(format!(
                     "state_ttl_secs: 1 to {}",
                     bounds::MAX_STATE_TTL_SECS
+                ));
+            }
+        }
+        if let Some(bytes) = self.memory_budget_bytes {
+            if !(1..=bounds::MAX_MEMORY_BUDGET_BYTES).contains(&bytes) {
+                return invalid(format!(
+                    "memory_budget_bytes: 1 to {}",
+                    bounds::MAX_MEMORY_BUDGET_BYTES
                 ));
             }
         }
@@ -427,6 +442,17 @@ mod tests {
             per_second: 0.5,
             burst: 1,
         });
+        assert_eq!(spec.validate(), Ok(()));
+    }
+
+    #[test]
+    fn a_memory_budget_is_1_byte_to_1_pib() {
+        let mut spec = TenantSpec::new("T", vec!["examples".into()], AuthMode::Anonymous);
+        spec.memory_budget_bytes = Some(0);
+        assert!(spec.validate().is_err());
+        spec.memory_budget_bytes = Some(bounds::MAX_MEMORY_BUDGET_BYTES + 1);
+        assert!(spec.validate().is_err());
+        spec.memory_budget_bytes = Some(64 << 20);
         assert_eq!(spec.validate(), Ok(()));
     }
 

@@ -14,11 +14,13 @@
 //! record found is still confirmed in constant time.
 
 use std::collections::{BTreeSet, HashMap};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use actix::Recipient;
+use roundtrip_runtime::budget::caller_key;
 use roundtrip_runtime::handler::Catalog;
 use roundtrip_runtime::sealing::SetTenantGrace;
 use roundtrip_runtime::tenancy::{
@@ -398,6 +400,7 @@ fn tenant_config(record: &TenantRecord, merged: &Arc<Catalog>) -> TenantConfig {
         settings: TenantSettings {
             state_ttl: spec.state_ttl_secs.map(Duration::from_secs),
             legacy_shim: spec.legacy_shim,
+            memory_budget: spec.memory_budget_bytes,
             ..TenantSettings::default()
         },
         catalog: catalogs::without(merged, &spec.disabled),
@@ -446,6 +449,7 @@ impl Limiter for TenantRegistry {
         &self,
         tenant: &str,
         principal: &Principal,
+        client: Option<IpAddr>,
         method: &str,
         tool: Option<&str>,
     ) -> Result<(), Duration> {
@@ -454,6 +458,9 @@ impl Limiter for TenantRegistry {
             _ => return Ok(()),
         };
         let tool = tool.filter(|_| method == "tools/call");
-        limits.admit(principal.id(), tool)
+        // Anonymous callers are told apart by address; the key is built only when a
+        // per-caller limit needs it.
+        let client = client.filter(|_| limits.limits_callers());
+        limits.admit(&caller_key(principal.id(), client), tool)
     }
 }

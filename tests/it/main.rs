@@ -9,6 +9,7 @@ mod support;
 mod admin;
 mod answers;
 mod bench_driver;
+mod budgets;
 mod call_command;
 mod client;
 mod discovery;

@@ -5,6 +5,7 @@
 //! from the [`Envelope`] that `envelope::check_modern` returned, a legacy one by the Session
 //! actor from what `initialize` negotiated.
 
+use std::net::IpAddr;
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
@@ -32,6 +33,9 @@ pub(crate) struct Call {
     /// What the principal sees of that view's catalog: every list and call path reads this.
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) principal: Principal,
+    /// The caller's address, when the transport knows it (rate limits tell anonymous
+    /// callers apart by it).
+    pub(crate) client: Option<IpAddr>,
     pub(crate) request: Request,
     pub(crate) scope: Scope,
     pub(crate) notifier: Option<Notifier>,
@@ -50,6 +54,7 @@ pub(crate) struct Caller {
     pub(crate) view: Arc<TenantView>,
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) principal: Principal,
+    pub(crate) client: Option<IpAddr>,
 }
 
 impl Caller {
@@ -62,7 +67,14 @@ impl Caller {
             view,
             catalog,
             principal,
+            client: None,
         }
+    }
+
+    /// The same caller, calling from `client`.
+    pub(crate) fn calling_from(mut self, client: Option<IpAddr>) -> Self {
+        self.client = client;
+        self
     }
 }
 
@@ -111,12 +123,14 @@ impl Call {
             view,
             catalog,
             principal,
+            client,
         } = caller;
         Self {
             tenant,
             view,
             catalog,
             principal,
+            client,
             request,
             scope,
             notifier,

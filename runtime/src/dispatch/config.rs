@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::budget::BudgetLimits;
 use crate::sealing::SealPolicy;
 use crate::tenancy::{AuditSink, Limiter};
 
@@ -22,6 +23,9 @@ pub struct RuntimeConfig {
     pub sealing: Option<SealPolicy>,
     /// Legacy sessions and their shim.
     pub legacy: LegacyConfig,
+    /// Bytes callers, tenants and the process may keep past the requests that brought them
+    /// (legacy sessions and their flows, listen streams): `crate::budget`.
+    pub budgets: BudgetLimits,
     /// Rate limits, checked for every request after authentication; `None`: no limits.
     pub limiter: Option<Arc<dyn Limiter>>,
     /// Where finished `tools/call`, `prompts/get` and `resources/read` calls are recorded;
@@ -37,6 +41,7 @@ impl Default for RuntimeConfig {
             max_rounds: 8,
             sealing: None,
             legacy: LegacyConfig::default(),
+            budgets: BudgetLimits::BYTES,
             limiter: None,
             audit: None,
         }
@@ -48,8 +53,8 @@ impl Default for RuntimeConfig {
 pub struct LegacyConfig {
     /// Live sessions one process holds; `initialize` beyond it is refused (HTTP 503).
     pub max_sessions: usize,
-    /// Live sessions one caller (principal) holds on one tenant: one caller cannot take every
-    /// slot. All anonymous callers of a tenant are one caller.
+    /// Live sessions one caller holds on one tenant: one caller cannot take every slot. A
+    /// caller is a principal; anonymous callers are told apart by client address.
     pub max_sessions_per_caller: usize,
     /// Requests one session runs at once, shim flows held open for an answer among them; one
     /// more is refused (-31429). Over h2c, where actix sets no limit on streams per

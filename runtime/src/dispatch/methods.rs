@@ -166,6 +166,12 @@ pub(crate) fn complete(call: &Call) -> Result<Map<String, Value>, McpError> {
     Ok(out)
 }
 
+/// Resource URIs one listen stream follows at most, as a legacy session does.
+const MAX_LISTEN_URIS: usize = 256;
+
+/// The longest resource URI a listen stream follows.
+const MAX_URI_BYTES: usize = 2048;
+
 /// `subscriptions/listen`: which of the requested notifications this tenant honours. The
 /// transport keeps the stream open and renders each change through [`Listen::render`].
 pub(crate) fn listen(call: &Call) -> Result<Listen, McpError> {
@@ -187,11 +193,23 @@ pub(crate) fn listen(call: &Call) -> Result<Listen, McpError> {
     let resources = flag("resourcesListChanged") && catalog.has_resources();
     let uris: HashSet<String> = match filter.get("resourceSubscriptions") {
         None | Some(Value::Null) => HashSet::new(),
+        Some(Value::Array(list)) if list.len() > MAX_LISTEN_URIS => {
+            return Err(McpError::invalid_params(format!(
+                "resourceSubscriptions lists {} URIs, above the cap of {MAX_LISTEN_URIS}",
+                list.len()
+            )))
+        }
         Some(Value::Array(list)) if catalog.has_resources() => list
             .iter()
             .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect(),
+            .map(|uri| match uri.len() {
+                n if n > MAX_URI_BYTES => Err(McpError::invalid_params(format!(
+                    "A resourceSubscriptions URI is {n} bytes, above the cap of \
+                     {MAX_URI_BYTES} bytes"
+                ))),
+                _ => Ok(uri.to_owned()),
+            })
+            .collect::<Result<_, _>>()?,
         Some(Value::Array(_)) => HashSet::new(),
         Some(_) => {
             return Err(McpError::invalid_params(

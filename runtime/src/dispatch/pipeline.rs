@@ -145,7 +145,13 @@ fn admit(call: &Call, config: &RuntimeConfig) -> Result<(), Duration> {
             .and_then(|p| p.get("name")?.as_str()),
         _ => None,
     };
-    limiter.admit(call.tenant.slug(), &call.principal, method, tool)
+    limiter.admit(
+        call.tenant.slug(),
+        &call.principal,
+        call.client,
+        method,
+        tool,
+    )
 }
 
 /// An audited call under way: a `tools/call`, `prompts/get` or `resources/read` of a runtime

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
 use super::stamp;
+use crate::budget::Charge;
 use crate::handler::ListChanged;
 use crate::protocol::meta::SUBSCRIPTION_ID;
 use crate::protocol::result::StampedResult;
@@ -77,6 +78,8 @@ pub(crate) struct Listen {
     prompts: bool,
     resources: bool,
     uris: HashSet<String>,
+    /// What the open stream is charged (its count, its bytes): given back when it closes.
+    held: Vec<Charge>,
 }
 
 /// What a listen stream follows, as `subscriptions/listen` asked and the tenant honours.
@@ -107,7 +110,18 @@ impl Listen {
             prompts,
             resources,
             uris,
+            held: Vec::new(),
         }
+    }
+
+    /// The resource URIs the stream follows.
+    pub(crate) fn uris(&self) -> impl Iterator<Item = &str> {
+        self.uris.iter().map(String::as_str)
+    }
+
+    /// Keeps `charge` for as long as the stream: dropped with it.
+    pub(crate) fn hold(&mut self, charge: Charge) {
+        self.held.push(charge);
     }
 
     /// `notifications/subscriptions/acknowledged`, naming exactly what will be delivered.

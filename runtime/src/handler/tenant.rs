@@ -63,6 +63,9 @@ pub struct TenantSettings {
     /// Whether input-required results on legacy sessions are relayed to the client as real
     /// server-to-client requests (the shim). Off: such a request fails with a refusal.
     pub legacy_shim: bool,
+    /// What the tenant's callers may keep together, in bytes (`crate::budget`); `None`: the
+    /// server's per-tenant budget. Applies to what is charged after it is set.
+    pub memory_budget: Option<u64>,
 }
 
 impl Default for TenantSettings {
@@ -71,6 +74,7 @@ impl Default for TenantSettings {
             state_ttl: None,
             list_ttl: Duration::from_secs(60),
             legacy_shim: true,
+            memory_budget: None,
         }
     }
 }

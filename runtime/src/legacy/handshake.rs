@@ -3,9 +3,19 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::budget::figures::json_size;
 use crate::dispatch::server_capabilities;
 use crate::handler::{Catalog, TenantView};
 use crate::protocol::{ClientCapabilities, McpError, ProtocolVersion, Request};
+
+/// The capabilities a legacy client may declare by name; any other member is an extension.
+const KNOWN_CAPABILITIES: [&str; 4] = ["roots", "sampling", "elicitation", "tasks"];
+
+/// The largest a known capability may be, as compact JSON.
+pub const MAX_CAPABILITY_BYTES: u64 = 4 * 1024;
+
+/// The largest `experimental` and the extensions may be together, as compact JSON.
+pub const MAX_EXTENSION_BYTES: u64 = 16 * 1024;
 
 /// What a client said in `initialize`.
 #[derive(Debug, Clone)]
@@ -40,7 +50,10 @@ pub fn parse(request: &Request) -> Result<Initialize, McpError> {
         .ok_or_else(|| McpError::invalid_params("Missing required params.protocolVersion"))?;
     let client_capabilities = match params.get("capabilities") {
         None | Some(Value::Null) => ClientCapabilities::default(),
-        Some(Value::Object(c)) => ClientCapabilities::new(c.clone()),
+        Some(Value::Object(c)) => {
+            bounded(c)?;
+            ClientCapabilities::new(c.clone())
+        }
         Some(_) => {
             return Err(McpError::invalid_params(
                 "params.capabilities must be an object",
@@ -52,6 +65,34 @@ pub fn parse(request: &Request) -> Result<Initialize, McpError> {
         client_capabilities,
         client_info: params.get("clientInfo").cloned(),
     })
+}
+
+/// Refuses capabilities a session would keep that are larger than it needs: a known one
+/// above [`MAX_CAPABILITY_BYTES`], or `experimental` and the extensions together above
+/// [`MAX_EXTENSION_BYTES`] (-32602 naming the cap). What passes is what the session keeps,
+/// and is charged to the caller's budget.
+fn bounded(capabilities: &Map<String, Value>) -> Result<(), McpError> {
+    let mut extensions = 0;
+    for (name, value) in capabilities {
+        let size = json_size(value);
+        if KNOWN_CAPABILITIES.contains(&name.as_str()) {
+            if size > MAX_CAPABILITY_BYTES {
+                return Err(McpError::invalid_params(format!(
+                    "params.capabilities.{name} is {size} bytes, above the cap of \
+                     {MAX_CAPABILITY_BYTES} bytes per capability"
+                )));
+            }
+        } else {
+            extensions += size + name.len() as u64;
+        }
+    }
+    if extensions > MAX_EXTENSION_BYTES {
+        return Err(McpError::invalid_params(format!(
+            "params.capabilities.experimental and extensions are {extensions} bytes, above \
+             the cap of {MAX_EXTENSION_BYTES} bytes"
+        )));
+    }
+    Ok(())
 }
 
 /// The `InitializeResult`: the negotiated version, what the caller's catalog offers, who the
@@ -94,6 +135,38 @@ mod tests {
             let i = init(json!({"protocolVersion": asked, "capabilities": {}})).expect("valid");
             assert_eq!(i.version.as_str(), got, "asked {asked}");
         }
+    }
+
+    #[test]
+    fn capabilities_within_their_caps_are_kept() {
+        let big = "x".repeat(3_000);
+        let i = init(json!({"protocolVersion": "2025-11-25", "capabilities": {
+            "elicitation": {"note": big}, "experimental": {"a": big}, "ext.example/x": {"b": big}
+        }}))
+        .expect("within the caps");
+        assert!(i.client_capabilities.has("ext.example/x"));
+    }
+
+    #[test]
+    fn a_known_capability_above_its_cap_is_refused_naming_it() {
+        let big = "x".repeat(5_000);
+        let e =
+            init(json!({"protocolVersion": "2025-11-25", "capabilities": {"roots": {"n": big}}}))
+                .expect_err("too big");
+        assert_eq!(e.code.code(), -32602);
+        assert!(e.message.contains("capabilities.roots"), "{}", e.message);
+        assert!(e.message.contains("4096"), "{}", e.message);
+    }
+
+    #[test]
+    fn experimental_and_extensions_above_their_cap_together_are_refused() {
+        let big = "x".repeat(9_000);
+        let e = init(json!({"protocolVersion": "2025-11-25", "capabilities": {
+            "experimental": {"a": big}, "ext.example/x": {"b": big}
+        }}))
+        .expect_err("too big together");
+        assert_eq!(e.code.code(), -32602);
+        assert!(e.message.contains("16384"), "{}", e.message);
     }
 
     #[test]

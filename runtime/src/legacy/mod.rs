@@ -29,6 +29,9 @@ pub use sessions::{Full, SessionId, Sessions};
 use crate::handler::{OutgoingMessage, Principal, Tenant};
 use handshake::Initialize;
 
+use crate::budget::{figures, Account, Ledger, Refusal};
+use crate::protocol::{ErrorCode, McpError};
+
 pub use crate::dispatch::LegacyConfig;
 use crate::dispatch::RuntimeConfig;
 
@@ -41,18 +44,29 @@ pub struct Legacy {
     pub bridge: Addr<LegacyBridge>,
     /// The runtime config sessions dispatch with; its `legacy` part holds the session limits.
     pub runtime: Arc<RuntimeConfig>,
+    /// The byte budgets sessions, their streams and their flows are charged to.
+    pub ledger: Arc<Ledger>,
 }
 
 impl Legacy {
-    /// Starts the process's LegacyBridge on the current arbiter.
+    /// Starts the process's LegacyBridge on the current arbiter, with a byte ledger of its
+    /// own (`runtime.budgets`).
     pub fn start(runtime: Arc<RuntimeConfig>) -> Self {
+        let ledger = Ledger::bytes(runtime.budgets);
+        Self::start_charging(runtime, ledger)
+    }
+
+    /// [`Legacy::start`], charging what sessions keep to `ledger` (shared with the listen
+    /// streams of the same process).
+    pub fn start_charging(runtime: Arc<RuntimeConfig>, ledger: Arc<Ledger>) -> Self {
         Self {
             sessions: Arc::new(Sessions::new(
                 runtime.legacy.max_sessions,
                 runtime.legacy.max_sessions_per_caller,
             )),
-            bridge: LegacyBridge::default().start(),
+            bridge: LegacyBridge::new(ledger.clone()).start(),
             runtime,
+            ledger,
         }
     }
 
@@ -62,23 +76,36 @@ impl Legacy {
     }
 
     /// Begins a session on the current arbiter for what `initialize` said: its id, its
-    /// actor, and the result to answer `initialize` with.
+    /// actor, and the result to answer `initialize` with. The session is charged to
+    /// `account`: [`figures::SESSION`] and the size of its capabilities.
     pub fn begin(
         &self,
         init: Initialize,
         tenant: &Arc<Tenant>,
         principal: &Principal,
+        account: &Account,
         on: SessionOn,
-    ) -> Result<Begun, Full> {
+    ) -> Result<Begun, Refused> {
+        let size = figures::SESSION + figures::json_size(init.client_capabilities.as_map());
+        let charge = self
+            .ledger
+            .charge(account, size)
+            .inspect_err(|r| tracing::warn!(%r, "initialize refused"))?;
         let view = tenant.view();
         let result = handshake::result(&init, &view, &view.catalog_for(principal));
         let client = init.client_name();
         let version = init.version;
         let (id, addr) = self
             .sessions
-            .create(tenant.slug(), principal, version, |sid| {
-                let session =
-                    Session::new(sid, tenant.clone(), principal.clone(), init, self.clone());
+            .create(account, principal, version, |sid| {
+                let session = Session::new(
+                    sid,
+                    tenant.clone(),
+                    principal.clone(),
+                    init,
+                    self.clone(),
+                    charge,
+                );
                 match on {
                     SessionOn::Http => session,
                     SessionOn::Stdio(output) => session.on_stdio(output),
@@ -93,6 +120,27 @@ impl Legacy {
             "legacy session started"
         );
         Ok(Begun { id, addr, result })
+    }
+}
+
+/// Why `initialize` began no session.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// A cap on how many sessions was reached.
+    #[error(transparent)]
+    Full(#[from] Full),
+    /// The session's bytes would pass a budget.
+    #[error(transparent)]
+    Budget(#[from] Refusal),
+}
+
+impl Refused {
+    /// The JSON-RPC error: -31503 for a full process, -31429/-31503 for a budget.
+    pub fn to_error(&self) -> McpError {
+        match self {
+            Refused::Full(full) => McpError::new(ErrorCode::TooManySessions, full.to_string()),
+            Refused::Budget(refusal) => refusal.to_error(),
+        }
     }
 }
 

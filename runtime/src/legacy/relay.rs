@@ -9,7 +9,7 @@
 //! forgets itself at the bridge.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix::Addr;
@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 use super::bridge::{Expect, Forget, LegacyBridge};
 use super::sessions::random_id;
 use super::SessionId;
+use crate::budget::{Account, Charge};
 use crate::dispatch::shim::reason;
 use crate::dispatch::Relay;
 use crate::handler::Notifier;
@@ -36,6 +37,11 @@ pub(crate) struct SessionRelay {
     pub(crate) leg_timeout: Duration,
     /// The session's counter: leg ids are unique in the session.
     pub(crate) next_leg: Arc<AtomicU64>,
+    /// Who the client's answers are charged to: the session's caller.
+    pub(crate) account: Account,
+    /// The charges of the answers this flow received, kept as long as the flow (the relay
+    /// is dropped with it).
+    pub(crate) answers: Mutex<Vec<Charge>>,
 }
 
 #[async_trait(?Send)]
@@ -91,6 +97,7 @@ impl SessionRelay {
                 session: self.session.clone(),
                 id: id.clone(),
                 answer: tx,
+                account: self.account.clone(),
             })
             .await
             .map_err(|_| McpError::internal("Internal error: legacy bridge unavailable"))?;
@@ -108,6 +115,15 @@ impl SessionRelay {
         tracing::debug!(%id, method, key, "legacy leg sent");
         let answer = tokio::time::timeout(self.leg_timeout, rx).await;
         guard.outstanding = answer.is_err();
+        let answer = answer.map(|received| {
+            received.map(|(answer, charge)| {
+                self.answers
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(charge);
+                answer
+            })
+        });
         match answer {
             Err(_) => {
                 tracing::info!(%id, method, key, "legacy leg timed out");

@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
@@ -26,6 +26,7 @@ use super::relay::SessionRelay;
 #[cfg(test)]
 use super::SessionOn;
 use super::{Legacy, SessionId};
+use crate::budget::{figures, Charge};
 use crate::dispatch::{dispatch, Call, Caller, NoRelay, Protection, Relay, Reply, Shim};
 use crate::handler::{Catalog, ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
 use crate::protocol::result::StampedResult;
@@ -55,6 +56,9 @@ pub struct Session {
     /// `initialize`; its id cannot).
     principal: Principal,
     client_capabilities: ClientCapabilities,
+    /// What the session keeps, charged to its caller: itself, its capabilities and its
+    /// subscriptions. Given back when the actor is dropped.
+    charge: Charge,
     log_level: LogLevel,
     subscriptions: HashSet<String>,
     /// Requests in flight, by id: what `notifications/cancelled` can stop.
@@ -65,7 +69,8 @@ pub struct Session {
     expires: bool,
     /// stdio: the process's output, the session's one stream for as long as it lives.
     output: Option<mpsc::Sender<Box<OutgoingMessage>>>,
-    /// Whether the client sent anything in the session after `initialize`.
+    /// Whether the client sent a request (not a notification, not a GET stream) in the
+    /// session after `initialize`.
     used: bool,
     /// Ended by the client: stops once its cancelled flows have answered.
     ending: bool,
@@ -92,12 +97,14 @@ impl Session {
         principal: Principal,
         init: Initialize,
         legacy: Legacy,
+        charge: Charge,
     ) -> Self {
         Self {
             id,
             tenant,
             principal,
             client_capabilities: init.client_capabilities,
+            charge,
             log_level: DEFAULT_LOG_LEVEL,
             subscriptions: HashSet::new(),
             flows: HashMap::new(),
@@ -145,7 +152,7 @@ impl Session {
         self.legacy.bridge.do_send(ForgetSession(self.id.clone()));
     }
 
-    /// The client did something in the session.
+    /// The client sent a request in the session: it is in use.
     fn touch(&mut self) {
         self.used = true;
         self.last_active = Instant::now();
@@ -179,6 +186,8 @@ impl Session {
                 stream: stream.clone(),
                 leg_timeout: self.legacy.config().leg_timeout,
                 next_leg: self.next_leg.clone(),
+                account: self.charge.account().clone(),
+                answers: Mutex::default(),
             }) as Arc<dyn Relay>),
         };
         Shim {
@@ -189,7 +198,8 @@ impl Session {
     }
 
     /// Follows a resource of the caller's catalog (an unknown URI is refused, as
-    /// `resources/read` would refuse it), up to `MAX_SUBSCRIPTIONS` of them.
+    /// `resources/read` would refuse it), up to `MAX_SUBSCRIPTIONS` of them, each charged
+    /// to the caller ([`figures::SUBSCRIPTION`] and its URI).
     fn subscribe(&mut self, catalog: &Catalog, uri: &str) -> Result<Map<String, Value>, McpError> {
         if catalog.resource(uri).is_none() && catalog.template_for(uri).is_none() {
             return Err(McpError::resource_not_found(uri));
@@ -199,7 +209,10 @@ impl Session {
                 "A session follows at most {MAX_SUBSCRIPTIONS} resources"
             )));
         }
-        self.subscriptions.insert(uri.to_owned());
+        if !self.subscriptions.contains(uri) {
+            self.charge.grow(subscription_bytes(uri))?;
+            self.subscriptions.insert(uri.to_owned());
+        }
         Ok(Map::new())
     }
 
@@ -229,7 +242,9 @@ impl Session {
                 match param("uri").and_then(Value::as_str) {
                     Some(uri) if m == "resources/subscribe" => self.subscribe(&caller.catalog, uri),
                     Some(uri) => {
-                        self.subscriptions.remove(uri);
+                        if self.subscriptions.remove(uri) {
+                            self.charge.shrink(subscription_bytes(uri));
+                        }
                         Ok(Map::new())
                     }
                     None => Err(McpError::invalid_params("Missing required params.uri")),
@@ -238,6 +253,11 @@ impl Session {
             _ => return None,
         })
     }
+}
+
+/// What following `uri` is charged.
+fn subscription_bytes(uri: &str) -> u64 {
+    figures::SUBSCRIPTION + uri.len() as u64
 }
 
 impl Actor for Session {
@@ -357,7 +377,8 @@ impl Session {
             return Box::pin(fut::ready(Reply::Error(error)));
         }
         self.principal = principal.clone();
-        let caller = Caller::new(self.tenant.clone(), principal);
+        let caller = Caller::new(self.tenant.clone(), principal)
+            .calling_from(self.charge.account().client());
         if let Some(result) = self.session_method(&caller, &request) {
             let reply =
                 result.map_or_else(Reply::Error, |r| Reply::Result(StampedResult::Object(r)));
@@ -383,6 +404,20 @@ impl Session {
             );
             return Box::pin(fut::ready(Reply::Error(error)));
         }
+        // The flow keeps its params (a held shim flow for as long as its client takes to
+        // answer): charged to the caller until it ends.
+        let params = request.params.as_ref().map_or(0, figures::json_size);
+        let charge = match self
+            .legacy
+            .ledger
+            .charge(self.charge.account(), figures::FLOW + params)
+        {
+            Ok(charge) => charge,
+            Err(refusal) => {
+                tracing::warn!(tenant = self.tenant.slug(), %refusal, "legacy request refused");
+                return Box::pin(fut::ready(Reply::Error(refusal.to_error())));
+            }
+        };
         let notifier = notifier.map(|n| n.with_log_level(Some(self.log_level)));
         let id = request.id.clone();
         self.flows.insert(id.clone(), cancel.clone());
@@ -397,6 +432,7 @@ impl Session {
         );
         let work = dispatch(call, Protection::PassThrough, self.legacy.runtime.clone());
         Box::pin(work.into_actor(self).map(move |reply, act, ctx| {
+            drop(charge);
             act.flows.remove(&id);
             act.last_active = Instant::now();
             if act.ending && act.flows.is_empty() {
@@ -416,7 +452,9 @@ impl Handler<Notify> for Session {
     type Result = ();
 
     fn handle(&mut self, Notify(n): Notify, _: &mut Self::Context) {
-        self.touch();
+        // Activity, but not use: a lone `notifications/initialized` must not keep an unused
+        // session from its shorter timeout.
+        self.last_active = Instant::now();
         let Some(id) = n.cancelled_request() else {
             return;
         };
@@ -428,16 +466,27 @@ impl Handler<Notify> for Session {
 }
 
 /// Opens a GET stream: notifications not tied to a request (list changes, updates of
-/// subscribed resources).
+/// subscribed resources). The stream's charge ([`figures::SESSION_STREAM`]) goes with the
+/// receiver: keep it in the stream's body.
 #[derive(Debug, Message)]
-#[rtype(result = "mpsc::Receiver<Box<OutgoingMessage>>")]
+#[rtype(result = "Result<(mpsc::Receiver<Box<OutgoingMessage>>, Charge), McpError>")]
 pub(crate) struct OpenStream;
 
 impl Handler<OpenStream> for Session {
     type Result = MessageResult<OpenStream>;
 
     fn handle(&mut self, _: OpenStream, ctx: &mut Self::Context) -> Self::Result {
-        self.touch();
+        // Activity, but not use: an open stream keeps the session anyway, and one opened and
+        // closed must not keep an unused session from its shorter timeout.
+        self.last_active = Instant::now();
+        let charge = match self
+            .legacy
+            .ledger
+            .charge(self.charge.account(), figures::SESSION_STREAM)
+        {
+            Ok(charge) => charge,
+            Err(refusal) => return MessageResult(Err(refusal.to_error())),
+        };
         self.streams.retain(|s| !s.is_closed());
         if self.streams.len() >= MAX_STREAMS {
             // The oldest goes: a client that reconnects may not have seen its old stream end.
@@ -446,7 +495,7 @@ impl Handler<OpenStream> for Session {
         let (tx, rx) = mpsc::channel(STREAM_CAPACITY);
         self.streams.push(tx);
         self.follow_tenant(ctx);
-        MessageResult(rx)
+        MessageResult(Ok((rx, charge)))
     }
 }
 
@@ -557,8 +606,15 @@ mod tests {
             client_capabilities: ClientCapabilities::default(),
             client_info: None,
         };
+        let account = crate::budget::Account::new("t", &Principal::anonymous(), None);
         legacy
-            .begin(init, tenant, &Principal::anonymous(), SessionOn::Http)
+            .begin(
+                init,
+                tenant,
+                &Principal::anonymous(),
+                &account,
+                SessionOn::Http,
+            )
             .expect("a session")
             .addr
     }

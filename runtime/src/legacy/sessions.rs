@@ -11,6 +11,7 @@ use actix::Addr;
 use rand::RngCore;
 
 use super::Session;
+use crate::budget::Account;
 use crate::handler::Principal;
 use crate::protocol::ProtocolVersion;
 
@@ -27,6 +28,7 @@ pub fn random_id() -> String {
 #[derive(Debug)]
 struct Entry {
     addr: Addr<Session>,
+    account: Account,
     tenant: Arc<str>,
     principal: Principal,
     version: ProtocolVersion,
@@ -47,8 +49,8 @@ pub enum Full {
     /// The process already holds this many sessions, `legacy.max_sessions`.
     #[error("the server holds its maximum of {0} legacy sessions")]
     Process(usize),
-    /// This caller (tenant and principal) already holds this many,
-    /// `legacy.max_sessions_per_caller`.
+    /// This caller (tenant and principal, or client address on an anonymous tenant) already
+    /// holds this many, `legacy.max_sessions_per_caller`.
     #[error("this caller holds its maximum of {0} legacy sessions on this tenant")]
     Caller(usize),
 }
@@ -57,13 +59,13 @@ pub enum Full {
 #[derive(Default)]
 struct Live {
     sessions: HashMap<SessionId, Entry>,
-    /// By tenant and principal id: a caller whose grants changed is still the same caller.
-    per_caller: HashMap<(Arc<str>, Arc<str>), usize>,
+    /// By account: a caller whose grants changed is still the same caller.
+    per_caller: HashMap<Account, usize>,
 }
 
-/// The process's sessions. Two caps: one for the process (memory), one per tenant and
-/// principal, so that one caller (all anonymous callers of a tenant are one) cannot take every
-/// slot from everyone else.
+/// The process's sessions. Two caps: one for the process (memory), one per caller of a
+/// tenant ([`Account`]: a principal, or an anonymous client's address), so that one caller
+/// cannot take every slot from everyone else.
 pub struct Sessions {
     live: Mutex<Live>,
     max: usize,
@@ -96,11 +98,11 @@ impl Sessions {
         self.live.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Reserves a new id for `tenant` and `principal`, starting the session with `start`,
-    /// unless a cap is reached.
+    /// Reserves a new id for `principal` of `account`'s tenant, starting the session with
+    /// `start`, unless a cap is reached.
     pub fn create(
         &self,
-        tenant: &str,
+        account: &Account,
         principal: &Principal,
         version: ProtocolVersion,
         start: impl FnOnce(SessionId) -> Addr<Session>,
@@ -109,11 +111,7 @@ impl Sessions {
         if live.sessions.len() >= self.max {
             return Err(Full::Process(self.max));
         }
-        let tenant: Arc<str> = tenant.into();
-        let caller = live
-            .per_caller
-            .entry((tenant.clone(), principal.id().into()))
-            .or_default();
+        let caller = live.per_caller.entry(account.clone()).or_default();
         if *caller >= self.max_per_caller {
             return Err(Full::Caller(self.max_per_caller));
         }
@@ -124,7 +122,8 @@ impl Sessions {
             id.clone(),
             Entry {
                 addr: addr.clone(),
-                tenant,
+                account: account.clone(),
+                tenant: account.tenant().clone(),
                 principal: principal.clone(),
                 version,
             },
@@ -148,11 +147,10 @@ impl Sessions {
     pub fn remove(&self, id: &str) -> Option<Addr<Session>> {
         let mut live = self.live();
         let entry = live.sessions.remove(id)?;
-        let key = (entry.tenant, Arc::from(entry.principal.id()));
-        if let Some(n) = live.per_caller.get_mut(&key) {
+        if let Some(n) = live.per_caller.get_mut(&entry.account) {
             *n -= 1;
             if *n == 0 {
-                live.per_caller.remove(&key);
+                live.per_caller.remove(&entry.account);
             }
         }
         Some(entry.addr)

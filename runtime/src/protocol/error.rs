@@ -46,6 +46,12 @@ pub enum ErrorCode {
     TooManySessions,
     /// Roundtrip: a legacy session already runs its maximum of requests at once (HTTP 429).
     TooManyRequests,
+    /// Roundtrip: -31429, what the caller or its tenant keeps would pass its budget (HTTP 429,
+    /// `Retry-After`).
+    OverBudget,
+    /// Roundtrip: -31503, the process is at its memory ceiling or out of room for another
+    /// long-lived stream (HTTP 503, `Retry-After`).
+    OverCapacity,
 }
 
 impl ErrorCode {
@@ -67,7 +73,8 @@ impl ErrorCode {
             Self::RequestTimeout => -31008,
             Self::UnknownSession => -31005,
             Self::TooManySessions => -31503,
-            Self::TooManyRequests => -31429,
+            Self::TooManyRequests | Self::OverBudget => -31429,
+            Self::OverCapacity => -31503,
         }
     }
 
@@ -83,8 +90,8 @@ impl ErrorCode {
             | Self::MissingRequiredClientCapability
             | Self::UnsupportedProtocolVersion => 400,
             Self::MethodNotFound | Self::UnknownTenant | Self::UnknownSession => 404,
-            Self::TooManySessions => 503,
-            Self::TooManyRequests => 429,
+            Self::TooManySessions | Self::OverCapacity => 503,
+            Self::TooManyRequests | Self::OverBudget => 429,
             Self::Unauthorized => 401,
             Self::Forbidden => 403,
             Self::PayloadTooLarge => 413,

@@ -30,6 +30,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::Account;
 use crate::dispatch::envelope::check_modern;
 use crate::dispatch::{
     Call, Caller, Dispatcher, Listen, Reply, RuntimeConfig, StateKeys, WorkerState,
@@ -38,7 +39,6 @@ use crate::handler::{Notifier, OutgoingMessage, Principal, Tenant};
 use crate::legacy::bridge::Answer;
 use crate::legacy::session::{deliver, End, Notify};
 use crate::legacy::{handshake, Legacy, Session, SessionId, SessionOn};
-use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes, Malformed};
 use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
 use crate::protocol::{Incoming, McpError, ProtocolVersion, Request, RequestId};
@@ -186,7 +186,7 @@ impl Server {
                 };
                 match self.legacy.bridge.send(answer).await {
                     Ok(Ok(())) => {}
-                    Ok(Err(stray)) => tracing::warn!(%stray, "refused an answer nobody waits for"),
+                    Ok(Err(unanswered)) => tracing::warn!(%unanswered, "refused an answer"),
                     Err(_) => tracing::error!("legacy bridge unavailable"),
                 }
             }
@@ -252,6 +252,7 @@ impl Server {
             init,
             &self.stdio.tenant,
             &self.stdio.principal,
+            &Account::of(&self.stdio.tenant, self.stdio.principal.id_arc(), None),
             SessionOn::Stdio(notifications),
         ) {
             Ok(begun) => {
@@ -265,8 +266,8 @@ impl Server {
                 self.write(result_bytes(&id, &Value::Object(begun.result)))
                     .await;
             }
-            Err(full) => {
-                let e = McpError::new(ErrorCode::TooManySessions, full.to_string());
+            Err(refused) => {
+                let e = refused.to_error();
                 self.write(error_bytes(Some(&id), &e)).await;
             }
         }

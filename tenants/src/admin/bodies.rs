@@ -93,6 +93,11 @@ pub struct CreateTenant {
     /// Whether legacy sessions get the shim (default true).
     #[serde(default)]
     pub legacy_shim: Option<bool>,
+    /// What its callers may keep together past their requests, bytes; absent: the server's
+    /// per-tenant budget.
+    #[serde(default, deserialize_with = "whole_opt")]
+    #[schema(minimum = 1, maximum = 1125899906842624_u64)]
+    pub memory_budget_bytes: Option<u64>,
     /// Rate limits (default none).
     #[serde(default)]
     pub rate_limits: Option<RateLimits>,
@@ -106,6 +111,7 @@ impl CreateTenant {
         spec.disabled = self.disabled.clone().unwrap_or_default();
         spec.state_ttl_secs = self.state_ttl_secs;
         spec.legacy_shim = self.legacy_shim.unwrap_or(true);
+        spec.memory_budget_bytes = self.memory_budget_bytes;
         spec.rate_limits = self.rate_limits.clone().unwrap_or_default();
         spec
     }
@@ -137,6 +143,11 @@ pub struct PatchTenant {
     pub state_ttl_secs: Option<Option<u64>>,
     /// Whether legacy sessions get the shim.
     pub legacy_shim: Option<bool>,
+    /// What its callers may keep together, bytes; `null`: the server's per-tenant budget
+    /// (operator only).
+    #[serde(default, deserialize_with = "nullable_whole")]
+    #[schema(nullable, value_type = Option<u64>, minimum = 1, maximum = 1125899906842624_u64)]
+    pub memory_budget_bytes: Option<Option<u64>>,
     /// Rate limits, replacing the current ones (operator only).
     pub rate_limits: Option<RateLimits>,
     /// How MCP callers authenticate.
@@ -150,6 +161,8 @@ impl PatchTenant {
             Some("change catalogs")
         } else if self.rate_limits.is_some() {
             Some("change rate limits")
+        } else if self.memory_budget_bytes.is_some() {
+            Some("change the memory budget")
         } else {
             None
         }
@@ -174,6 +187,9 @@ impl PatchTenant {
         }
         if let Some(shim) = self.legacy_shim {
             spec.legacy_shim = shim;
+        }
+        if let Some(bytes) = self.memory_budget_bytes {
+            spec.memory_budget_bytes = bytes;
         }
         if let Some(limits) = self.rate_limits {
             spec.rate_limits = limits;
@@ -205,6 +221,8 @@ pub struct TenantBody {
     pub state_ttl_secs: Option<u64>,
     /// Whether legacy sessions get the shim.
     pub legacy_shim: bool,
+    /// What its callers may keep together, bytes (`null`: the server's per-tenant budget).
+    pub memory_budget_bytes: Option<u64>,
     /// Its rate limits.
     pub rate_limits: RateLimits,
     /// How MCP callers authenticate.
@@ -231,6 +249,7 @@ impl From<&TenantRecord> for TenantBody {
             disabled: spec.disabled.clone(),
             state_ttl_secs: spec.state_ttl_secs,
             legacy_shim: spec.legacy_shim,
+            memory_budget_bytes: spec.memory_budget_bytes,
             rate_limits: spec.rate_limits.clone(),
             auth: spec.auth,
             status: record.status,

@@ -65,6 +65,9 @@ pub(super) struct Settings {
     disabled: Names,
     state_ttl_secs: Option<u64>,
     legacy_shim: bool,
+    /// Absent in a record written before it existed.
+    #[serde(default)]
+    memory_budget_bytes: Option<u64>,
     rate_limits: RateLimits,
 }
 
@@ -76,6 +79,7 @@ impl Settings {
             disabled: spec.disabled.clone(),
             state_ttl_secs: spec.state_ttl_secs,
             legacy_shim: spec.legacy_shim,
+            memory_budget_bytes: spec.memory_budget_bytes,
             rate_limits: spec.rate_limits.clone(),
         }
     }
@@ -88,6 +92,7 @@ impl Settings {
             disabled: self.disabled,
             state_ttl_secs: self.state_ttl_secs,
             legacy_shim: self.legacy_shim,
+            memory_budget_bytes: self.memory_budget_bytes,
             rate_limits: self.rate_limits,
             auth,
         }
@@ -180,6 +185,15 @@ mod tests {
         let text = to_hex(&digest);
         assert_eq!(text.len(), 64);
         assert_eq!(from_hex(&text), Some(digest));
+    }
+
+    #[test]
+    fn settings_stored_before_the_memory_budget_read_as_the_servers_budget() {
+        let stored = r#"{"instructions": null, "catalogs": ["examples"], "disabled": {},
+            "state_ttl_secs": null, "legacy_shim": true, "rate_limits": {}}"#;
+        let settings: Settings = serde_json::from_str(stored).expect("an older record reads");
+        let spec = settings.into_spec("T".into(), AuthMode::Anonymous);
+        assert_eq!(spec.memory_budget_bytes, None);
     }
 
     #[test]

@@ -192,6 +192,7 @@ pub(crate) fn full_spec() -> TenantSpec {
         disabled,
         state_ttl_secs: Some(600),
         legacy_shim: false,
+        memory_budget_bytes: Some(64 << 20),
         rate_limits: RateLimits {
             tenant: Some(RateLimit {
                 per_second: 100.0,

@@ -98,6 +98,13 @@ async fn a_tenant_admin_key_cannot_do_what_only_the_operator_may() {
         .send_unchecked()
         .await
         .problem(403);
+    let budget = json!({"memory_budget_bytes": 1_u64 << 40});
+    server
+        .admin_as(&admin, Method::PATCH, "/tenants/lab")
+        .json(&budget)
+        .send_unchecked()
+        .await
+        .problem(403);
     // What a tenant admin may change, it may.
     let instructions = json!({"instructions": "Ours."});
     let changed = server

@@ -478,8 +478,9 @@ async fn a_session_never_used_after_initialize_expires_sooner_than_a_used_one() 
         c.legacy.unused_timeout_secs = 1;
     })
     .await;
-    // `legacy_session` finishes the handshake with notifications/initialized: used.
+    // A request after the handshake makes it used.
     let used = server.legacy_session(LAB, json!({})).await;
+    assert_eq!(used.ping().await.json()["result"], json!({}));
     let bare = server
         .initialize_reply(LAB, None, LEGACY_VERSION, json!({}))
         .await;

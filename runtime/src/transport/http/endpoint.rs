@@ -6,20 +6,24 @@
 //! reply framed by `reply.rs`. GET and DELETE with a session id are the session's stream and
 //! its end.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
+use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
 
+use super::client::client_address;
 use super::error::RpcError;
 use super::headers::Headers;
 use super::inflight::InFlight;
 use super::legacy;
 use super::reply;
 use super::{McpService, WorkerDispatcher};
+use crate::budget::{figures, Account};
 use crate::dispatch::envelope::{self, HttpCheck};
-use crate::dispatch::{Call, Caller};
+use crate::dispatch::{Call, Caller, Listen, Reply};
 use crate::handler::{Principal, Tenant};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{Malformed, Notification};
@@ -129,15 +133,19 @@ async fn handle(
         _ => None,
     };
     let (tenant, principal) = resolve(headers, slug, service, id)?;
+    // Who the caller is, for caps and budgets: built only by what keeps something.
+    let client = client_address(req, &service.http.clients);
     // The era is decided here, in the order of protocol-2026-07-28 §4.5: a legacy handshake;
     // the modern envelope (never looking at sessions); a session's id; otherwise modern.
     let session_id = headers.session_id();
     match incoming {
         Incoming::Request(request) if legacy::is_handshake(headers, &request) => {
-            legacy::initialize(request, tenant, principal, service)
+            let account = Account::of(&tenant, principal.id_arc(), client);
+            legacy::initialize(request, tenant, principal, &account, service)
         }
         Incoming::Request(request) if has_modern_envelope(request.params.as_ref()) => {
-            modern(headers, request, tenant, principal, service, dispatcher).await
+            let caller = (tenant, principal, client);
+            modern(headers, request, caller, service, dispatcher).await
         }
         Incoming::Request(request) => match session_id {
             Some(sid) => {
@@ -151,7 +159,10 @@ async fn handle(
                     "No Mcp-Session-Id: a legacy client must begin with initialize",
                 ),
             )),
-            None => modern(headers, request, tenant, principal, service, dispatcher).await,
+            None => {
+                let caller = (tenant, principal, client);
+                modern(headers, request, caller, service, dispatcher).await
+            }
         },
         Incoming::Notification(notification) => match session_id {
             Some(sid) => {
@@ -248,15 +259,15 @@ fn accept_notification(
 async fn modern(
     headers: Headers<'_>,
     request: Request,
-    tenant: Arc<Tenant>,
-    principal: Principal,
+    (tenant, principal, client): (Arc<Tenant>, Principal, Option<IpAddr>),
     service: &Arc<McpService>,
     dispatcher: &WorkerDispatcher,
 ) -> Result<HttpResponse, RpcError> {
     let id = request.id.clone();
     let refused = |e| RpcError::refused(Some(&id), e);
     let mcp_headers = headers.mcp().map_err(refused)?;
-    let caller = Caller::new(tenant.clone(), principal);
+    let principal_id = principal.id_arc();
+    let caller = Caller::new(tenant.clone(), principal).calling_from(client);
     let envelope = envelope::check_modern(
         &request,
         Some(HttpCheck {
@@ -274,9 +285,19 @@ async fn modern(
     let cancel = CancellationToken::new();
     let in_flight = InFlight::new(cancel.clone(), service.clone());
     let call = Call::modern(caller, request, envelope, notifier, cancel);
+    let admit = {
+        let (service, tenant) = (service.clone(), tenant.clone());
+        move |reply| match reply {
+            Reply::Listen(listen) => {
+                let account = Account::of(&tenant, principal_id, client);
+                admit_listen(listen, &account, &service)
+            }
+            reply => reply,
+        }
+    };
     Ok(match notifications {
         None => {
-            let reply = dispatcher.state.run(call).await;
+            let reply = admit(dispatcher.state.run(call).await);
             in_flight.finish();
             reply::frame(service, &id, reply, &tenant, Era::Modern)
         }
@@ -286,13 +307,41 @@ async fn modern(
                 tenant,
                 id,
                 Era::Modern,
-                Box::pin(dispatcher.state.run_streamed(call)),
+                Box::pin(dispatcher.state.run_streamed(call).map(admit)),
                 rx,
                 in_flight,
             )
             .await
         }
     })
+}
+
+/// An accepted `subscriptions/listen` becomes a stream only if there is room for it: file
+/// descriptors to spare, the caller's, tenant's and process's caps on open listen streams,
+/// and their byte budgets ([`figures::LISTEN_STREAM`] and each URI). Otherwise its refusal.
+/// The charges go with the stream and are given back when it closes.
+fn admit_listen(mut listen: Listen, account: &Account, service: &McpService) -> Reply {
+    let bytes = figures::LISTEN_STREAM
+        + listen
+            .uris()
+            .map(|uri| figures::LISTEN_URI + uri.len() as u64)
+            .sum::<u64>();
+    let admitted = service.descriptors.room_for_stream().and_then(|()| {
+        let count = service.listens.charge(account, 1)?;
+        let size = service.legacy.ledger.charge(account, bytes)?;
+        Ok((count, size))
+    });
+    match admitted {
+        Ok((count, size)) => {
+            listen.hold(count);
+            listen.hold(size);
+            Reply::Listen(listen)
+        }
+        Err(error) => {
+            tracing::warn!(tenant = &**account.tenant(), %error, "listen stream refused");
+            Reply::Error(error)
+        }
+    }
 }
 
 #[cfg(test)]

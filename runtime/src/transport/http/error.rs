@@ -85,10 +85,16 @@ impl RpcError {
     }
 }
 
-/// The status of a JSON-RPC error answering a request on `era`'s wire.
+/// The status of a JSON-RPC error answering a request on `era`'s wire. On the legacy wire an
+/// ended session stays 404, and a budget refusal keeps its 429 or 503 with `Retry-After`, so
+/// that a client or proxy that backs off on those does.
 pub(crate) fn answer_status(era: Era, error: &McpError) -> StatusCode {
+    let keeps_status = matches!(
+        error.code,
+        ErrorCode::UnknownSession | ErrorCode::OverBudget | ErrorCode::OverCapacity
+    );
     match era {
-        Era::Legacy if error.code != ErrorCode::UnknownSession => StatusCode::OK,
+        Era::Legacy if !keeps_status => StatusCode::OK,
         _ => status_of(error),
     }
 }
@@ -114,7 +120,9 @@ impl ResponseError for RpcError {
         if self.error.code == ErrorCode::Unauthorized {
             response.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
         }
-        if self.status == StatusCode::TOO_MANY_REQUESTS {
+        if self.status == StatusCode::TOO_MANY_REQUESTS
+            || self.status == StatusCode::SERVICE_UNAVAILABLE
+        {
             if let Some(secs) = self.error.retry_after_secs() {
                 response.insert_header((header::RETRY_AFTER, secs));
             }

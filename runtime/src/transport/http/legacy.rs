@@ -19,35 +19,32 @@ use super::reply;
 use super::response::json_result;
 use super::{sse, McpService};
 
+use crate::budget::Account;
 use crate::dispatch::Reply;
 use crate::handler::{Notifier, Principal, Tenant};
-use crate::legacy::bridge::Answer;
+use crate::legacy::bridge::{Answer, Unanswered};
 use crate::legacy::session::{deliver, End, Notify, OpenStream};
 use crate::legacy::sessions::Found;
 use crate::legacy::{handshake, SessionOn};
-use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::Response;
 use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
 use crate::protocol::{Era, McpError, Notification, Request};
 
-/// `initialize`: a new session for this tenant and caller, unless a cap is reached.
+/// `initialize`: a new session for this tenant and caller, charged to `account`, unless a
+/// cap or a budget is reached.
 pub(crate) fn initialize(
     request: Request,
     tenant: Arc<Tenant>,
     principal: Principal,
+    account: &Account,
     service: &Arc<McpService>,
 ) -> Result<HttpResponse, RpcError> {
     let id = request.id.clone();
     let init = handshake::parse(&request).map_err(|e| RpcError::refused(Some(&id), e))?;
     let begun = service
         .legacy
-        .begin(init, &tenant, &principal, SessionOn::Http)
-        .map_err(|full| {
-            RpcError::refused(
-                Some(&id),
-                McpError::new(ErrorCode::TooManySessions, full.to_string()),
-            )
-        })?;
+        .begin(init, &tenant, &principal, account, SessionOn::Http)
+        .map_err(|refused| RpcError::refused(Some(&id), refused.to_error()))?;
     let mut response = json_result(&id, &begun.result);
     if let Ok(value) = HeaderValue::from_str(&begun.id) {
         response
@@ -140,7 +137,8 @@ pub(crate) fn notification(found: Found, n: Notification, service: &McpService) 
 }
 
 /// The client's answer to a server-to-client request: 202 once it reached the flow waiting
-/// for it; 400 if none was (stray, duplicate, too late), and nothing changes.
+/// for it; 400 if none was (stray, duplicate, too late), 429/503 if keeping it would pass a
+/// budget (the leg goes on waiting), and nothing changes.
 pub(crate) async fn answer(
     session_id: &str,
     response: Response,
@@ -162,17 +160,22 @@ pub(crate) async fn answer(
         })?;
     match delivered {
         Ok(()) => Ok(HttpResponse::Accepted().finish()),
-        Err(stray) => {
+        Err(Unanswered::Stray(stray)) => {
             tracing::info!(%stray, "refused an answer nobody waits for");
             Err(RpcError::refused(
                 None,
                 McpError::invalid_request(stray.to_string()),
             ))
         }
+        Err(Unanswered::Budget(refusal)) => {
+            tracing::warn!(%refusal, "refused an answer over budget");
+            Err(RpcError::refused(None, refusal.to_error()))
+        }
     }
 }
 
-/// GET with a session: the session's stream of notifications not tied to a request.
+/// GET with a session: the session's stream of notifications not tied to a request, unless
+/// file descriptors are low or the stream would pass the caller's byte budget.
 pub(crate) async fn open_stream(
     headers: Headers<'_>,
     found: Found,
@@ -183,12 +186,17 @@ pub(crate) async fn open_stream(
             "GET needs Accept: text/event-stream",
         )));
     }
-    let rx = found
+    service
+        .descriptors
+        .room_for_stream()
+        .map_err(|e| RpcError::refused(None, e))?;
+    let (rx, charge) = found
         .addr
         .send(OpenStream)
         .await
-        .map_err(|_| RpcError::refused(None, McpError::unknown_session()))?;
-    Ok(sse::session_stream(service, rx))
+        .map_err(|_| RpcError::refused(None, McpError::unknown_session()))?
+        .map_err(|e| RpcError::refused(None, e))?;
+    Ok(sse::session_stream(service, rx, charge))
 }
 
 /// DELETE with a session: the session ends; its id is unknown from now on.

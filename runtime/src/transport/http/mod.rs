@@ -9,6 +9,8 @@
 //! a response) → `sse` → `response`, with `headers` (every header read) and `error` (every
 //! error's body and status) below them all.
 
+mod client;
+mod descriptors;
 mod endpoint;
 mod error;
 mod guard;
@@ -19,6 +21,7 @@ mod legacy;
 mod reply;
 mod response;
 mod sse;
+mod streams;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,12 +31,15 @@ use actix_service::apply;
 use actix_web::web;
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::Ledger;
 use crate::dispatch::{Dispatcher, RuntimeConfig, StateKeys, WorkerState};
 use crate::legacy::Legacy;
 use crate::tenancy::{Authenticator, TenantDirectory};
 
+pub use client::ClientsConfig;
 pub use guard::HostGuard;
 pub use health::Metrics;
+pub use streams::StreamsConfig;
 
 /// HTTP-specific limits and policies.
 #[derive(Debug, Clone)]
@@ -48,6 +54,10 @@ pub struct HttpConfig {
     /// The `Host`/`Origin` allow-list (DNS-rebinding protection); loopback names only by
     /// default.
     pub guard: HostGuard,
+    /// Where a client's address is read (anonymous callers are told apart by it).
+    pub clients: ClientsConfig,
+    /// Limits of long-lived streams.
+    pub streams: StreamsConfig,
 }
 
 impl Default for HttpConfig {
@@ -57,6 +67,8 @@ impl Default for HttpConfig {
             body_timeout: Duration::from_secs(10),
             sse_keepalive: Duration::from_secs(15),
             guard: HostGuard::localhost(),
+            clients: ClientsConfig::default(),
+            streams: StreamsConfig::default(),
         }
     }
 }
@@ -69,6 +81,9 @@ pub struct McpService {
     pub(crate) http: HttpConfig,
     keys: Option<StateKeys>,
     pub(crate) legacy: Legacy,
+    /// Open listen streams, per caller, tenant and process (`http.streams.listen`).
+    pub(crate) listens: Arc<Ledger>,
+    pub(crate) descriptors: descriptors::Descriptors,
     pub(crate) shutdown: CancellationToken,
     pub(crate) metrics: Metrics,
 }
@@ -101,6 +116,8 @@ impl McpService {
             directory,
             authenticator,
             legacy: Legacy::start(runtime.clone()),
+            listens: Ledger::new("listen streams", http.streams.listen),
+            descriptors: descriptors::Descriptors::of_this_process(http.streams.fd_headroom),
             runtime,
             http,
             keys,

@@ -12,17 +12,19 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::HttpResponse;
 use bytes::Bytes;
 use futures_util::stream;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::mpsc::Receiver;
-use tokio::time::{interval_at, Instant, Interval};
+use tokio::time::{interval_at, sleep, Instant, Interval, Sleep};
 
 use super::inflight::InFlight;
 use super::response::{sse_event, sse_response, SSE_PING};
 use super::McpService;
+use crate::budget::Charge;
 use crate::dispatch::{Listen, Reply};
 use crate::handler::{ListChanged, OutgoingMessage, Tenant};
 use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes};
@@ -152,7 +154,8 @@ pub(crate) fn request_stream(
 }
 
 /// A `subscriptions/listen` stream: the acknowledgement, then each honoured change, until
-/// the client leaves or the server shuts down (then the closing result).
+/// the client leaves, or the server shuts down or the stream idles for `streams.listen_idle`
+/// (then the closing result). The stream's charges live in `listen`, and go with the body.
 pub(crate) fn listen_stream(
     service: &Arc<McpService>,
     tenant: Arc<Tenant>,
@@ -164,11 +167,17 @@ pub(crate) fn listen_stream(
         pending: VecDeque<Bytes>,
         done: bool,
         ping: Interval,
+        /// Reset by every change delivered; when it fires the stream closes.
+        idle: Pin<Box<Sleep>>,
+        idle_for: Duration,
         shutdown: tokio_util::sync::CancellationToken,
         _open: OpenStream,
     }
     let (method, params) = listen.acknowledgement();
+    let idle_for = service.http.streams.listen_idle;
     let state = State {
+        idle: Box::pin(sleep(idle_for)),
+        idle_for,
         pending: VecDeque::from([sse_event(&notification_bytes(method, &params))]),
         ping: keepalive(service),
         shutdown: service.shutdown.clone(),
@@ -188,6 +197,10 @@ pub(crate) fn listen_stream(
             tokio::select! {
                 biased;
                 _ = s.shutdown.cancelled() => s.close(),
+                () = &mut s.idle => {
+                    tracing::info!("listen stream closed after idling");
+                    s.close();
+                }
                 event = s.listen.events.recv() => match event {
                     Ok(event) => s.push(&event),
                     // Missed changes are unknown: announce every list this stream follows.
@@ -209,6 +222,8 @@ pub(crate) fn listen_stream(
             if let Some((method, params)) = self.listen.render(event) {
                 self.pending
                     .push_back(sse_event(&notification_bytes(method, &params)));
+                let idle_for = self.idle_for;
+                self.idle.as_mut().reset(Instant::now() + idle_for);
             }
         }
 
@@ -238,15 +253,19 @@ pub(crate) fn empty_stream() -> HttpResponse {
 pub(crate) fn session_stream(
     service: &Arc<McpService>,
     rx: Receiver<Box<OutgoingMessage>>,
+    charge: Charge,
 ) -> HttpResponse {
     struct State {
         rx: Receiver<Box<OutgoingMessage>>,
         ping: Interval,
         shutdown: tokio_util::sync::CancellationToken,
         _open: OpenStream,
+        /// What the stream is charged, given back when the body is dropped.
+        _charge: Charge,
     }
     let state = State {
         rx,
+        _charge: charge,
         ping: keepalive(service),
         shutdown: service.shutdown.clone(),
         _open: OpenStream::new(service.clone()),
