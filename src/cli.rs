@@ -32,7 +32,10 @@ pub enum Command {
     /// Serve one tenant over stdin/stdout, both eras
     ///
     /// One JSON-RPC message per line. Modern requests carry the _meta envelope; a legacy
-    /// client begins with initialize. Logs go to stderr.
+    /// client begins with initialize. Logs go to stderr. At most stdio.max_in_flight requests
+    /// run at once (stdin waits meanwhile); a line over stdio.max_line_bytes gets -32600. At
+    /// the end of input every request is answered; exits 1 if one was still running after
+    /// stdio.drain_timeout_ms (it got -32603) or stdout closed early.
     Stdio(StdioArgs),
     /// The client the official conformance suite launches (`conformance client --command`):
     /// connects to URL, lists the tools and calls them, answering every input request.
