@@ -34,9 +34,8 @@
 mod lines;
 mod messages;
 mod output;
+mod table;
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::future::Future;
 use std::io::Read;
 use std::rc::Rc;
@@ -50,6 +49,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use self::lines::{Input, Line, Permit, Slots};
+use self::table::Table;
 use crate::dispatch::envelope::check_modern;
 use crate::dispatch::{Call, Caller, Dispatcher, Reply, RuntimeConfig, StateKeys, WorkerState};
 use crate::handler::{Notifier, OutgoingMessage, Principal, Tenant};
@@ -131,8 +131,8 @@ where
         worker,
         legacy: Legacy::start(stdio.runtime.clone()),
         session: None,
-        owed: Rc::new(RefCell::new(HashMap::new())),
-        listening: Rc::new(RefCell::new(HashMap::new())),
+        owed: Rc::new(Table::default()),
+        listening: Rc::new(Table::default()),
         out,
         stdio,
     };
@@ -158,9 +158,6 @@ where
     }
 }
 
-/// Requests by id, each with its cancellation.
-type Requests = Rc<RefCell<HashMap<RequestId, CancellationToken>>>;
-
 struct Server {
     stdio: Stdio,
     /// Keeps the worker's view current for as long as the server runs.
@@ -171,9 +168,9 @@ struct Server {
     /// The requests owed an answer, and what `notifications/cancelled` stops. Whoever takes a
     /// request out of it (its task with the answer, the client cancelling it, the drain timing
     /// it out) is the only one to answer it, so each is answered once at most.
-    owed: Requests,
+    owed: Rc<Table>,
     /// What the end of input closes: each open `subscriptions/listen`.
-    listening: Requests,
+    listening: Rc<Table>,
     out: mpsc::Sender<Vec<u8>>,
 }
 
@@ -194,9 +191,7 @@ impl Server {
             Incoming::Request(request) => self.request(request, permit).await,
             Incoming::Notification(n) => {
                 if let Some(id) = n.cancelled_request() {
-                    if let Some(token) = self.owed.borrow_mut().remove(&id) {
-                        token.cancel();
-                    }
+                    self.owed.cancel(&id);
                 }
                 if let Some((_, session)) = &self.session {
                     session.do_send(Notify(n));
@@ -222,7 +217,7 @@ impl Server {
 
     async fn request(&mut self, request: Request, permit: Permit) {
         let id = request.id.clone();
-        if self.owed.borrow().contains_key(&id) {
+        if self.owed.contains(&id) {
             let e = McpError::invalid_request(format!("Request id {id} is already in use"));
             return self.write(error_bytes(Some(&id), &e)).await;
         }
@@ -309,7 +304,7 @@ impl Server {
         rx: Option<mpsc::Receiver<Box<OutgoingMessage>>>,
         permit: Permit,
     ) {
-        self.owed.borrow_mut().insert(id.clone(), cancel.clone());
+        let serial = self.owed.insert(id.clone(), cancel.clone());
         let owed = self.owed.clone();
         let listening = self.listening.clone();
         let out = self.out.clone();
@@ -324,15 +319,14 @@ impl Server {
                     // Listening waits on the client; it must not stop the reader.
                     drop(permit.take());
                     let close = CancellationToken::new();
-                    listening.borrow_mut().insert(id.clone(), close.clone());
+                    let listen_serial = listening.insert(id.clone(), close.clone());
                     let closing = messages::follow(listen, &tenant, &cancel, &close, &out).await;
-                    listening.borrow_mut().remove(&id);
+                    listening.take(&id, listen_serial);
                     closing.map(|closing| result_bytes(&id, &closing))
                 }
                 Reply::Cancelled => None,
             };
-            let still_owed = owed.borrow_mut().remove(&id).is_some();
-            if let (true, Some(answer)) = (still_owed, answer) {
+            if let (true, Some(answer)) = (owed.take(&id, serial), answer) {
                 let _ = out.send(answer).await;
             }
             drop(permit);
@@ -343,16 +337,13 @@ impl Server {
     /// closing result; requests still running may finish within `timeout`. Each one still
     /// running then is cancelled and answered with an error of its own. How many were.
     async fn drain(&self, timeout: Duration) -> usize {
-        for listen in self.listening.borrow().values() {
-            listen.cancel();
-        }
+        self.listening.cancel_all();
         let deadline = tokio::time::Instant::now() + timeout;
-        while !self.owed.borrow().is_empty() && tokio::time::Instant::now() < deadline {
+        while !self.owed.is_empty() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let late: Vec<_> = self.owed.borrow_mut().drain().collect();
-        for (id, token) in &late {
-            token.cancel();
+        let late = self.owed.cancel_and_take_all();
+        for id in &late {
             let e = McpError::new(
                 ErrorCode::InternalError,
                 format!(
