@@ -150,6 +150,23 @@ async fn a_listen_stream_does_not_hold_a_slot() {
 }
 
 #[actix_web::test]
+async fn listen_streams_past_max_in_flight_are_refused_with_too_many_requests() {
+    let (_server, mut stdio) = lab_stdio(in_flight(1)).await;
+    let filter = json!({"notifications": {"toolsListChanged": true}});
+    stdio
+        .send(&rpc(1, "subscriptions/listen", filter.clone()))
+        .await;
+    assert_eq!(
+        stdio.next().await["method"],
+        "notifications/subscriptions/acknowledged"
+    );
+    let refused = stdio.request(&rpc(2, "subscriptions/listen", filter)).await;
+    assert_eq!(refused["error"]["code"], -31429, "{refused}");
+    let message = refused["error"]["message"].as_str().expect("a message");
+    assert!(message.contains("stdio.max_in_flight"), "{message}");
+}
+
+#[actix_web::test]
 async fn a_request_still_running_when_the_drain_times_out_gets_its_own_error() {
     let limits = StdioLimits {
         drain_timeout: Duration::from_millis(200),

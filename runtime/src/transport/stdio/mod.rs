@@ -19,7 +19,8 @@
 //!   wait on the client, who can only be heard if reading goes on: a `subscriptions/listen`
 //!   once acknowledged, and a legacy call once the shim has sent its first server-to-client
 //!   request (`messages.rs`). A `notifications/cancelled` for a request is read only once a
-//!   slot is free.
+//!   slot is free. Listen streams are capped apart: `max_in_flight` of them open at once, one
+//!   more is refused with -31429.
 //! - A line longer than `max_line_bytes` is not kept: it is answered with -32600 (id null,
 //!   the message names the cap) and the next line is served.
 //! - Output goes through a bounded queue to one buffered writer (`output.rs`).
@@ -309,12 +310,23 @@ impl Server {
         let listening = self.listening.clone();
         let out = self.out.clone();
         let tenant = self.stdio.tenant.clone();
+        let max_listens = self.stdio.limits.max_in_flight;
         actix_rt::spawn(async move {
             let mut permit = Some(permit);
             let reply = messages::pump(reply, rx, &out, &mut permit).await;
             let answer = match reply {
                 Reply::Result(r) => Some(result_bytes(&id, &r)),
                 Reply::Error(e) => Some(error_bytes(Some(&id), &e)),
+                Reply::Listen(_) if listening.len() >= max_listens => {
+                    let e = McpError::new(
+                        ErrorCode::TooManyRequests,
+                        format!(
+                            "{max_listens} listen streams are open, the most stdio holds \
+                             (stdio.max_in_flight)"
+                        ),
+                    );
+                    Some(error_bytes(Some(&id), &e))
+                }
                 Reply::Listen(listen) => {
                     // Listening waits on the client; it must not stop the reader.
                     drop(permit.take());

@@ -32,6 +32,10 @@ impl Table {
         self.entries.borrow().contains_key(id)
     }
 
+    pub(super) fn len(&self) -> usize {
+        self.entries.borrow().len()
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         self.entries.borrow().is_empty()
     }
