@@ -65,6 +65,8 @@ pub async fn run(config: &SoakConfig) -> SoakReport {
         tally: RefCell::new(Tally::new()),
         totals: RefCell::new(Totals::default()),
         open_listens: Cell::new(0),
+        hostile: Cell::new(0),
+        oversized: traffic::oversized_body(),
     });
     let per_request = Duration::from_secs_f64(1.0 / config.rate.max(f64::MIN_POSITIVE));
     let schedule = Rc::new(Cell::new(start));

@@ -2,8 +2,9 @@
 //!
 //! A worker cycles through [`CYCLE`] (half echo calls, then sealed flows, legacy shim flows,
 //! a listen stream, hostile requests), starting at its own offset so the kinds interleave
-//! across workers. Hostile requests take turns: malformed JSON, a tampered `requestState`,
-//! an unknown tenant, and every [`OVERSIZED_EVERY`]th one an oversized body. Each must get its
+//! across workers. Hostile requests take turns across the run: malformed JSON, a tampered
+//! `requestState`, an unknown tenant, and every [`OVERSIZED_EVERY`]th one an oversized body
+//! (rare, so that at a high rate the driver spends its time on requests, not on megabytes). Each must get its
 //! own error (status and JSON-RPC code); any other answer is unexpected, as is any failed
 //! check of ordinary traffic.
 
@@ -28,8 +29,8 @@ const CYCLE: [Kind; 20] = {
     ]
 };
 
-/// Every this many hostile requests of a worker, one is an oversized body.
-pub(super) const OVERSIZED_EVERY: u64 = 10;
+/// Every this many hostile requests, one is an oversized body.
+pub(super) const OVERSIZED_EVERY: u64 = 25;
 
 /// The oversized body: past the default `http.max_body_bytes` (1 MiB).
 pub(super) const OVERSIZED_BYTES: usize = (1 << 20) + 1024;
@@ -72,6 +73,10 @@ pub(super) struct Shared {
     pub(super) tally: RefCell<Tally>,
     pub(super) totals: RefCell<Totals>,
     pub(super) open_listens: Cell<usize>,
+    /// Hostile requests so far, which decides the kind of the next.
+    pub(super) hostile: Cell<u64>,
+    /// The oversized body, built once.
+    pub(super) oversized: String,
 }
 
 /// The whole run's counts beside the interval tallies.
@@ -80,6 +85,14 @@ pub(super) struct Totals {
     pub(super) traffic: std::collections::BTreeMap<&'static str, u64>,
     pub(super) unexpected: std::collections::BTreeMap<&'static str, u64>,
     pub(super) first_unexpected: Option<String>,
+}
+
+/// A `tools/call` body of [`OVERSIZED_BYTES`] and more.
+pub(super) fn oversized_body() -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","pad":"{}"}}}}"#,
+        "x".repeat(OVERSIZED_BYTES)
+    )
 }
 
 impl Shared {
@@ -119,7 +132,6 @@ pub(super) struct Worker {
     state: Option<String>,
     next_id: u64,
     turn: usize,
-    hostile: u64,
 }
 
 impl Worker {
@@ -141,7 +153,6 @@ impl Worker {
             state: None,
             next_id: (index as u64) << 32,
             turn: index * 7,
-            hostile: index as u64,
         }
     }
 
@@ -288,11 +299,12 @@ impl Worker {
     }
 
     async fn hostile(&mut self) {
-        self.hostile += 1;
-        if self.hostile % OVERSIZED_EVERY == 0 {
+        let hostile = self.shared.hostile.get() + 1;
+        self.shared.hostile.set(hostile);
+        if hostile % OVERSIZED_EVERY == 0 {
             return self.oversized().await;
         }
-        match self.hostile % 3 {
+        match hostile % 3 {
             0 => self.malformed().await,
             1 => self.tampered().await,
             _ => self.unknown_tenant().await,
@@ -311,12 +323,8 @@ impl Worker {
 
     async fn oversized(&mut self) {
         self.shared.sent("hostile_oversized_body");
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","pad":"{}"}}}}"#,
-            "x".repeat(OVERSIZED_BYTES)
-        );
         let started = Instant::now();
-        let answer = self.connection.post("echo", &body).await;
+        let answer = self.connection.post("echo", &self.shared.oversized).await;
         self.expect("hostile_oversized_body", started, answer, 413, -31013);
     }
 
