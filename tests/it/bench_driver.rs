@@ -162,3 +162,53 @@ async fn a_soak_counts_answers_that_fail_their_checks_as_unexpected() {
     assert!(report.unexpected_by_kind.contains_key("echo"), "{report:?}");
     assert!(report.first_unexpected.is_some());
 }
+
+#[actix_rt::test]
+async fn the_soak_command_writes_its_report_and_exits_1_on_unexpected_answers() {
+    let server = Server::start().await;
+    let out = crate::support::scratch_dir().join("soak.json");
+    let status = tokio::process::Command::new(env!("CARGO_BIN_EXE_roundtrip"))
+        .args([
+            "bench",
+            "--mode",
+            "soak",
+            "--rate",
+            "50",
+            "--duration",
+            "1s",
+        ])
+        .args(["--warmup", "0s", "--interval", "1s", "--key", "not-a-key"])
+        .arg("--url")
+        .arg(server.url(DEMO))
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .await
+        .expect("the command runs");
+    server.stop().await;
+    assert_eq!(status.code(), Some(1));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("the report is written")).expect("JSON");
+    assert!(
+        report["unexpected_errors"].as_u64().is_some_and(|n| n > 0),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_soak_without_a_rate_or_calibration_is_refused() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_roundtrip"))
+        .args([
+            "bench",
+            "--mode",
+            "soak",
+            "--url",
+            "http://127.0.0.1:1/t/demo/mcp",
+        ])
+        .output()
+        .expect("the command runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--rate N or --calibrate"), "{stderr}");
+}
