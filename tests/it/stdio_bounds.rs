@@ -234,3 +234,27 @@ fn a_legacy_call_waiting_for_the_client_s_answer_does_not_hold_a_slot() {
     let leg = begin_sampling_call(&mut server);
     answer_paris(&mut server, &leg);
 }
+
+#[test]
+fn the_command_exits_1_when_stdout_closes_before_every_answer_is_written() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_roundtrip"))
+        .args(["stdio", "--tenant", "conformance"])
+        .env("ROUNDTRIP_DATA_DIR", crate::support::scratch_dir())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("roundtrip stdio starts");
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().expect("stdin");
+    for id in 1..=10 {
+        let line = modern(id, "server/discover", json!({}), json!({}));
+        // The server may already have stopped reading: a failed write is what we expect then.
+        if writeln!(stdin, "{line}").is_err() {
+            break;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().expect("exits");
+    assert_eq!(status.code(), Some(1), "{status}");
+}
