@@ -10,6 +10,10 @@
 //!
 //! What the driver does not do: retry, or panic on a bad answer. A failed check is counted by
 //! kind and the client goes on with its next request (a failed round 1 ends its flow).
+//!
+//! The soak (`soak/`) is the other kind of run: not as fast as it goes, but a fixed rate of
+//! mixed traffic for a long time, sampled per interval; it shares the connection, the bodies
+//! and checks, and the legacy client with the modes here.
 
 mod connection;
 mod flow;
