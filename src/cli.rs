@@ -32,7 +32,10 @@ pub enum Command {
     /// Serve one tenant over stdin/stdout, both eras
     ///
     /// One JSON-RPC message per line. Modern requests carry the _meta envelope; a legacy
-    /// client begins with initialize. Logs go to stderr.
+    /// client begins with initialize. Logs go to stderr. At most stdio.max_in_flight requests
+    /// run at once (stdin waits meanwhile); a line over stdio.max_line_bytes gets -32600. At
+    /// the end of input every request is answered; exits 1 if one was still running after
+    /// stdio.drain_timeout_ms (it got -32603) or stdout closed early.
     Stdio(StdioArgs),
     /// The client the official conformance suite launches (`conformance client --command`):
     /// connects to URL, lists the tools and calls them, answering every input request.
@@ -324,7 +327,11 @@ pub struct BenchArgs {
     pub url: String,
 
     /// call: tools/call echo; mrtr: sealed two-round greet flows; mix: both, alternately;
-    /// legacy: greet on a 2025-11-25 session, its elicitation answered through the shim.
+    /// legacy: greet on a 2025-11-25 session, its elicitation answered through the shim;
+    /// soak: mixed traffic (echo, sealed flows, legacy shim flows, listen streams opened and
+    /// closed, hostile requests that must get their expected errors) at --rate or
+    /// --calibrate for --duration, reported every --interval with p99 and the server's RSS
+    /// (--server-pid); exits 1 on any unexpected answer.
     #[arg(long, value_enum, default_value_t = Mode::Call)]
     pub mode: Mode,
 
@@ -332,13 +339,25 @@ pub struct BenchArgs {
     #[arg(long, short = 'c', default_value_t = 32)]
     pub connections: usize,
 
-    /// The measured window (10s, 500ms, 2m).
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
-    pub duration: Duration,
+    /// The measured window (10s, 500ms, 2m) [default: 10s; soak: 600s].
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
 
-    /// Load before the window, not measured.
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
-    pub warmup: Duration,
+    /// Load before the window, not measured [default: 1s; soak: 60s].
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+
+    /// Soak: requests per second (a flow's rounds count one each).
+    #[arg(long, conflicts_with = "calibrate")]
+    pub rate: Option<f64>,
+
+    /// Soak: first measure peak echo throughput for 5 s, then soak at half of it.
+    #[arg(long)]
+    pub calibrate: bool,
+
+    /// Soak: how often a sample is printed and recorded.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub interval: Duration,
 
     /// API key, sent as `Authorization: Bearer`.
     #[arg(long, env = "ROUNDTRIP_BENCH_KEY")]

@@ -23,6 +23,7 @@ use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{LegacyConfig, RuntimeConfig};
 use roundtrip_runtime::sealing::SealPolicy;
 use roundtrip_runtime::transport::http::HttpConfig;
+use roundtrip_runtime::transport::stdio::StdioLimits;
 use serde::Deserialize;
 
 use crate::budgets::{self, BudgetSettings, ClientSettings, StreamSettings};
@@ -72,6 +73,7 @@ pub struct Config {
     pub budgets: BudgetSettings,
     pub streams: StreamSettings,
     pub clients: ClientSettings,
+    pub stdio: StdioSettings,
 }
 
 impl std::fmt::Debug for Config {
@@ -102,6 +104,7 @@ impl std::fmt::Debug for Config {
             .field("budgets", &self.budgets)
             .field("streams", &self.streams)
             .field("clients", &self.clients)
+            .field("stdio", &self.stdio)
             .finish()
     }
 }
@@ -223,6 +226,41 @@ impl LegacySettings {
     }
 }
 
+/// `roundtrip stdio`: how much it takes in at once, and how long it waits at the end.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct StdioSettings {
+    /// Requests running at once; with that many running, stdin is not read (1..=65536).
+    pub max_in_flight: usize,
+    /// The longest line read, newline excluded (1..=1 GiB); a longer one gets -32600 and is
+    /// skipped unread.
+    pub max_line_bytes: usize,
+    /// At end of input, how long running requests may take to finish (1..=1 day); each one
+    /// still running then gets its own -32603 and the command exits 1.
+    pub drain_timeout_ms: u64,
+}
+
+impl Default for StdioSettings {
+    fn default() -> Self {
+        let limits = StdioLimits::default();
+        Self {
+            max_in_flight: limits.max_in_flight,
+            max_line_bytes: limits.max_line_bytes,
+            drain_timeout_ms: millis(limits.drain_timeout),
+        }
+    }
+}
+
+impl StdioSettings {
+    pub fn limits(&self) -> StdioLimits {
+        StdioLimits {
+            max_in_flight: self.max_in_flight,
+            max_line_bytes: self.max_line_bytes,
+            drain_timeout: Duration::from_millis(self.drain_timeout_ms),
+        }
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Self {
@@ -242,6 +280,7 @@ impl Default for Config {
             budgets: BudgetSettings::default(),
             streams: StreamSettings::default(),
             clients: ClientSettings::default(),
+            stdio: StdioSettings::default(),
         }
     }
 }
@@ -327,6 +366,11 @@ const MAX_FOLLOW_MS: u64 = 60_000;
 
 /// Longest audit retention: ten years.
 const MAX_AUDIT_RETENTION_DAYS: u64 = 3650;
+
+/// Most stdio requests at once, longest stdio line (a GiB) and longest stdio drain (a day).
+const MAX_STDIO_IN_FLIGHT: u64 = 65_536;
+const MAX_STDIO_LINE_BYTES: u64 = 1 << 30;
+const MAX_STDIO_DRAIN_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// Longest lifetime of a sealed state: a day. Rotated keys stay verifiable that long.
 const MAX_STATE_TTL_SECS: u64 = 24 * 60 * 60;
@@ -457,6 +501,22 @@ impl Config {
         if let Some(key) = budgets::zero_key(&self.budgets, &self.streams) {
             return Err(InvalidConfig::Zero { key });
         }
+        let stdio = &self.stdio;
+        within(
+            "stdio.max_in_flight",
+            stdio.max_in_flight as u64,
+            MAX_STDIO_IN_FLIGHT,
+        )?;
+        within(
+            "stdio.max_line_bytes",
+            stdio.max_line_bytes as u64,
+            MAX_STDIO_LINE_BYTES,
+        )?;
+        within(
+            "stdio.drain_timeout_ms",
+            stdio.drain_timeout_ms,
+            MAX_STDIO_DRAIN_MS,
+        )?;
 
         let state = &self.state;
         non_zero("state.ttl_secs", state.ttl_secs)?;
@@ -849,6 +909,18 @@ mod tests {
             })
         );
         assert!(validated(|c| c.streams.max_listen = 0).is_err());
+    }
+
+    #[test]
+    fn stdio_limits_must_be_set_and_bounded() {
+        assert!(validated(|c| c.stdio.max_in_flight = 0).is_err());
+        assert!(validated(|c| c.stdio.max_in_flight = 65_537).is_err());
+        assert!(validated(|c| c.stdio.max_line_bytes = 0).is_err());
+        assert!(validated(|c| c.stdio.drain_timeout_ms = 0).is_err());
+        let limits = StdioSettings::default().limits();
+        assert_eq!(limits.max_in_flight, 64);
+        assert_eq!(limits.max_line_bytes, 1 << 20);
+        assert_eq!(limits.drain_timeout, Duration::from_secs(60));
     }
 
     #[test]

@@ -5,14 +5,124 @@
 //! final response's id, its text, and that it carries no `resultType` (legacy results never
 //! do).
 
+use std::time::{Duration, Instant};
+
 use actix_web::web::Bytes;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
-use super::flow::{CheckError, MRTR_KEY, MRTR_NAME, MRTR_TOOL};
+use super::flow::{
+    self, CheckError, ResultTypeCheck, MRTR_GREETING, MRTR_KEY, MRTR_NAME, MRTR_TOOL,
+};
 
 /// The legacy revision the driver's sessions negotiate.
 pub const LEGACY_VERSION: &str = "2025-11-25";
+
+/// A legacy client's requests, through `awc` (it reads streamed SSE bodies).
+pub(crate) struct LegacyHttp {
+    http: awc::Client,
+    url: String,
+    authorization: Option<String>,
+    timeout: Duration,
+}
+
+impl LegacyHttp {
+    pub(crate) fn new(url: &str, authorization: Option<&str>, timeout: Duration) -> LegacyHttp {
+        let http = awc::Client::builder()
+            .timeout(timeout)
+            .disable_redirects()
+            .finish();
+        LegacyHttp {
+            http,
+            url: url.to_owned(),
+            authorization: authorization.map(str::to_owned),
+            timeout,
+        }
+    }
+
+    /// A POST to the endpoint with the headers every request carries (JSON in, JSON or SSE
+    /// out, the credentials).
+    pub(crate) fn post(&self) -> awc::ClientRequest {
+        let request = self
+            .http
+            .post(&self.url)
+            .insert_header(("content-type", "application/json"))
+            .insert_header(("accept", "application/json, text/event-stream"));
+        match &self.authorization {
+            Some(authorization) => request.insert_header(("authorization", authorization.as_str())),
+            None => request,
+        }
+    }
+
+    /// A POST in `session` (`None`: the `initialize` that opens it).
+    fn in_session(&self, session: Option<&str>) -> awc::ClientRequest {
+        match session {
+            Some(session) => self
+                .post()
+                .insert_header(("mcp-session-id", session))
+                .insert_header(("mcp-protocol-version", LEGACY_VERSION)),
+            None => self.post(),
+        }
+    }
+
+    /// Opens a session: its `Mcp-Session-Id`.
+    pub(crate) async fn initialize(&self) -> Result<String, CheckError> {
+        let response = self
+            .in_session(None)
+            .send_body(initialize_body())
+            .await
+            .map_err(|e| CheckError::Transport(e.to_string()))?;
+        if response.status().as_u16() != 200 {
+            return Err(CheckError::Status(response.status().as_u16()));
+        }
+        response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+            .ok_or_else(|| CheckError::Body("initialize without an Mcp-Session-Id".to_owned()))
+    }
+
+    /// One shim flow of `greet` (request `id`) in `session`, its elicitation answered after
+    /// `hold`, every step checked; how long the call (up to its elicitation) and the answer
+    /// each took.
+    pub(crate) async fn call(
+        &self,
+        session: &str,
+        id: u64,
+        hold: Duration,
+    ) -> Result<(Duration, Duration), CheckError> {
+        let started = Instant::now();
+        let response = self
+            .in_session(Some(session))
+            .timeout(self.timeout + hold)
+            .send_body(call_body(id))
+            .await
+            .map_err(|e| CheckError::Transport(e.to_string()))?;
+        if response.status().as_u16() != 200 {
+            return Err(CheckError::Status(response.status().as_u16()));
+        }
+        let mut stream = SseReader::new(response);
+        let leg_id = check_leg(&stream.next().await?)?;
+        let call = started.elapsed();
+        if !hold.is_zero() {
+            actix_rt::time::sleep(hold).await;
+        }
+        let started = Instant::now();
+        let answer = self
+            .in_session(Some(session))
+            .send_body(answer_body(&leg_id))
+            .await
+            .map_err(|e| CheckError::Transport(e.to_string()))?;
+        if answer.status().as_u16() != 202 {
+            return Err(CheckError::Status(answer.status().as_u16()));
+        }
+        let answered = started.elapsed();
+        let last = stream.next().await?;
+        flow::check_complete(200, &last, id, MRTR_GREETING, ResultTypeCheck::Absent)?;
+        Ok((call, answered))
+    }
+}
 
 pub fn initialize_body() -> String {
     json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {

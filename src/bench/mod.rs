@@ -10,10 +10,15 @@
 //!
 //! What the driver does not do: retry, or panic on a bad answer. A failed check is counted by
 //! kind and the client goes on with its next request (a failed round 1 ends its flow).
+//!
+//! The soak (`soak/`) is the other kind of run: not as fast as it goes, but a fixed rate of
+//! mixed traffic for a long time, sampled per interval; it shares the connection, the bodies
+//! and checks, and the legacy client with the modes here.
 
 mod connection;
 mod flow;
 mod legacy;
+pub mod soak;
 mod stats;
 
 use std::rc::Rc;
@@ -43,6 +48,10 @@ pub enum Mode {
     /// call whose elicitation arrives on the call's SSE stream, is answered by POST (after
     /// `hold`), and whose greeting then ends the stream.
     Legacy,
+    /// Mixed traffic at a fixed rate for a long time, reported per interval: run by
+    /// [`soak::run`]. As a workload of [`run`] it is its calibration: echo calls at full
+    /// speed, as `Call`.
+    Soak,
 }
 
 impl Mode {
@@ -52,6 +61,7 @@ impl Mode {
             Mode::Mrtr => "mrtr",
             Mode::Mix => "mix",
             Mode::Legacy => "legacy",
+            Mode::Soak => "soak",
         }
     }
 }
@@ -174,7 +184,7 @@ struct Client {
     /// The modern modes' connection.
     connection: connection::Connection,
     /// The legacy mode's client (it reads streamed SSE bodies).
-    http: awc::Client,
+    legacy: legacy::LegacyHttp,
     next_id: u64,
     turn: usize,
     recorder: Recorder,
@@ -191,16 +201,14 @@ struct Timed<T> {
 
 impl Client {
     fn new(plan: Rc<Plan>, index: usize) -> Client {
-        let http = awc::Client::builder()
-            .timeout(plan.timeout)
-            .disable_redirects()
-            .finish();
+        let legacy =
+            legacy::LegacyHttp::new(&plan.url, plan.authorization.as_deref(), plan.timeout);
         let connection =
             connection::Connection::new(&plan.url, plan.authorization.as_deref(), plan.timeout);
         Client {
             plan,
             connection,
-            http,
+            legacy,
             // Distinct ids per client make a crossed-wire answer visible as an id error.
             next_id: (index as u64) << 32,
             turn: index,
@@ -219,7 +227,7 @@ impl Client {
     async fn iteration(&mut self) {
         self.turn += 1;
         match self.plan.mode {
-            Mode::Call => self.call().await,
+            Mode::Call | Mode::Soak => self.call().await,
             Mode::Mrtr => self.flow().await,
             Mode::Mix if self.turn % 2 == 0 => self.call().await,
             Mode::Mix => self.flow().await,
@@ -308,7 +316,7 @@ impl Client {
     async fn legacy_flow(&mut self) {
         let session = match self.session.clone() {
             Some(session) => session,
-            None => match self.legacy_initialize().await {
+            None => match self.legacy.initialize().await {
                 Ok(session) => {
                     self.session = Some(session.clone());
                     session
@@ -318,7 +326,7 @@ impl Client {
         };
         let id = self.id();
         let started = Instant::now();
-        match self.legacy_call(&session, id).await {
+        match self.legacy.call(&session, id, self.plan.hold).await {
             Ok((call, answer)) => {
                 let ended = Instant::now();
                 if self.in_window(started, ended) {
@@ -341,84 +349,6 @@ impl Client {
         self.recorder.error(e.kind(), || e.to_string());
         if transport && Instant::now() < self.plan.end {
             actix_rt::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
-
-    async fn legacy_initialize(&self) -> Result<String, CheckError> {
-        let response = self
-            .legacy_request(None)
-            .send_body(legacy::initialize_body())
-            .await
-            .map_err(|e| CheckError::Transport(e.to_string()))?;
-        if response.status().as_u16() != 200 {
-            return Err(CheckError::Status(response.status().as_u16()));
-        }
-        response
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned)
-            .ok_or_else(|| CheckError::Body("initialize without an Mcp-Session-Id".to_owned()))
-    }
-
-    /// The flow's two requests, checked; how long each took.
-    async fn legacy_call(
-        &self,
-        session: &str,
-        id: u64,
-    ) -> Result<(Duration, Duration), CheckError> {
-        let started = Instant::now();
-        let response = self
-            .legacy_request(Some(session))
-            .timeout(self.plan.timeout + self.plan.hold)
-            .send_body(legacy::call_body(id))
-            .await
-            .map_err(|e| CheckError::Transport(e.to_string()))?;
-        if response.status().as_u16() != 200 {
-            return Err(CheckError::Status(response.status().as_u16()));
-        }
-        let mut stream = legacy::SseReader::new(response);
-        let leg_id = legacy::check_leg(&stream.next().await?)?;
-        let call = started.elapsed();
-        if !self.plan.hold.is_zero() {
-            actix_rt::time::sleep(self.plan.hold).await;
-        }
-        let started = Instant::now();
-        let answer = self
-            .legacy_request(Some(session))
-            .send_body(legacy::answer_body(&leg_id))
-            .await
-            .map_err(|e| CheckError::Transport(e.to_string()))?;
-        if answer.status().as_u16() != 202 {
-            return Err(CheckError::Status(answer.status().as_u16()));
-        }
-        let answered = started.elapsed();
-        let last = stream.next().await?;
-        flow::check_complete(200, &last, id, MRTR_GREETING, ResultTypeCheck::Absent)?;
-        Ok((call, answered))
-    }
-
-    /// A legacy-mode POST with the headers every such request carries.
-    fn request(&self) -> awc::ClientRequest {
-        let request = self
-            .http
-            .post(&self.plan.url)
-            .insert_header(("content-type", "application/json"))
-            .insert_header(("accept", "application/json, text/event-stream"));
-        match &self.plan.authorization {
-            Some(authorization) => request.insert_header(("authorization", authorization.as_str())),
-            None => request,
-        }
-    }
-
-    /// A POST in this client's legacy session (`None`: the `initialize` that opens it).
-    fn legacy_request(&self, session: Option<&str>) -> awc::ClientRequest {
-        match session {
-            Some(session) => self
-                .request()
-                .insert_header(("mcp-session-id", session))
-                .insert_header(("mcp-protocol-version", legacy::LEGACY_VERSION)),
-            None => self.request(),
         }
     }
 

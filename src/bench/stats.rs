@@ -73,12 +73,12 @@ impl Recorder {
     }
 }
 
-fn new_histogram() -> Histogram<u64> {
+pub(crate) fn new_histogram() -> Histogram<u64> {
     // Constant bounds that satisfy hdrhistogram's rules (low >= 1, high >= 2 * low, sigfig <= 5).
     Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid constant histogram bounds")
 }
 
-fn nanos(d: Duration) -> u64 {
+pub(crate) fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
 }
 

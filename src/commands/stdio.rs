@@ -1,6 +1,11 @@
 //! `roundtrip stdio --tenant SLUG`: serve one tenant of the store over stdin/stdout, both eras,
 //! until stdin ends. Logs go to stderr; stdout carries only JSON-RPC lines. The tenant's changes
 //! in the store reach the session as they do a server's.
+//!
+//! Exit status: 0 when every request got its own answer (a JSON-RPC error from a handler is
+//! an answer) and every line was written; 1 when requests were still running at the end of
+//! the drain (`stdio.drain_timeout_ms`; each got its own -32603 instead of its answer) or
+//! stdout closed early.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,10 +54,21 @@ pub fn run(config: Config, args: &StdioArgs) -> anyhow::Result<()> {
             principal: Principal::new("stdio"),
             runtime: Arc::new(dispatching.runtime.clone()),
             keys: Some(dispatching.keys.clone()),
+            limits: config.stdio.limits(),
         };
-        stdio::serve(server, stdio::stdin_lines(), tokio::io::stdout()).await;
+        let served = stdio::serve(server, std::io::stdin(), tokio::io::stdout()).await;
         following.cancel();
         dispatching.stop();
+        if served.timed_out > 0 {
+            bail!(
+                "{} request(s) still running when the drain timed out (stdio.drain_timeout_ms); \
+                 each was answered with an error",
+                served.timed_out
+            );
+        }
+        if !served.output_complete {
+            bail!("stdout closed before every answer was written");
+        }
         Ok(())
     })
 }

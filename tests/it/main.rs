@@ -28,6 +28,7 @@ mod mrtr;
 mod sealing;
 mod stamping;
 mod stdio;
+mod stdio_bounds;
 mod store_cli;
 mod streaming;
 mod terminal;

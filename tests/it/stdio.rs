@@ -11,17 +11,23 @@ use serde_json::{json, Value};
 use crate::support::{meta, scratch_dir};
 
 /// A `roundtrip stdio` child process and its output, one JSON message per line.
-struct StdioServer {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
+pub(crate) struct StdioServer {
+    pub(crate) child: Child,
+    pub(crate) stdin: Option<ChildStdin>,
+    pub(crate) lines: Receiver<String>,
     stderr: Receiver<String>,
 }
 
 impl StdioServer {
     fn start(tenant: &str) -> StdioServer {
+        Self::start_with(tenant, &[])
+    }
+
+    /// Starts it with settings from `env` (`ROUNDTRIP_STDIO__MAX_IN_FLIGHT`, …).
+    pub(crate) fn start_with(tenant: &str, env: &[(&str, &str)]) -> StdioServer {
         let mut child = Command::new(env!("CARGO_BIN_EXE_roundtrip"))
             .args(["stdio", "--tenant", tenant])
+            .envs(env.iter().copied())
             .env("ROUNDTRIP_DATA_DIR", scratch_dir())
             .env("ROUNDTRIP_LOG", "info")
             .env_remove("RUST_LOG")
@@ -40,13 +46,13 @@ impl StdioServer {
         }
     }
 
-    fn send(&mut self, message: &Value) {
+    pub(crate) fn send(&mut self, message: &Value) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         writeln!(stdin, "{message}").expect("write a line");
         stdin.flush().expect("flush");
     }
 
-    fn send_raw(&mut self, bytes: &[u8]) {
+    pub(crate) fn send_raw(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
         stdin.write_all(bytes).expect("write bytes");
         stdin.write_all(b"\n").expect("write a newline");
@@ -54,7 +60,7 @@ impl StdioServer {
     }
 
     /// The next line on stdout, which must be one JSON-RPC message.
-    fn next(&self) -> Value {
+    pub(crate) fn next(&self) -> Value {
         let line = self
             .lines
             .recv_timeout(Duration::from_secs(10))
@@ -63,12 +69,20 @@ impl StdioServer {
     }
 
     /// No further line arrives within `wait`.
-    fn silent_for(&self, wait: Duration) -> bool {
+    pub(crate) fn silent_for(&self, wait: Duration) -> bool {
         self.lines.recv_timeout(wait).is_err()
     }
 
+    /// Closes stdin and waits for the process to exit; its exit status and every line it
+    /// wrote that was not read yet.
+    pub(crate) fn end_input(&mut self) -> (std::process::ExitStatus, Vec<String>) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("the process exits");
+        (status, drain(&self.lines))
+    }
+
     /// Closes stdin and waits for the process to exit; its stderr.
-    fn finish(mut self) -> (std::process::ExitStatus, String) {
+    pub(crate) fn finish(mut self) -> (std::process::ExitStatus, String) {
         drop(self.stdin.take());
         let status = self.child.wait().expect("the process exits");
         (status, drain(&self.stderr).join("\n"))
@@ -104,12 +118,12 @@ fn forward(pipe: impl std::io::Read + Send + 'static) -> Receiver<String> {
     rx
 }
 
-fn modern(id: u64, method: &str, mut params: Value, caps: Value) -> Value {
+pub(crate) fn modern(id: u64, method: &str, mut params: Value, caps: Value) -> Value {
     params["_meta"] = meta(caps);
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-fn initialize(id: u64, caps: Value) -> Value {
+pub(crate) fn initialize(id: u64, caps: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": caps,
         "clientInfo": {"name": "legacy-test", "version": "1"}
@@ -207,6 +221,17 @@ fn a_legacy_client_initializes_and_gets_results_without_result_type() {
 #[test]
 fn the_shim_sends_its_request_while_the_call_is_pending_and_completes_with_the_answer() {
     let mut server = StdioServer::start("conformance");
+    let leg = begin_sampling_call(&mut server);
+    assert!(
+        server.silent_for(Duration::from_millis(200)),
+        "no response before the answer"
+    );
+    answer_paris(&mut server, &leg);
+}
+
+/// A legacy session declaring sampling, and a call of `test_sampling` (id 2): the shim's
+/// `sampling/createMessage`, checked.
+pub(crate) fn begin_sampling_call(server: &mut StdioServer) -> Value {
     server.send(&initialize(1, json!({"sampling": {}})));
     server.next();
     server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
@@ -217,15 +242,16 @@ fn the_shim_sends_its_request_while_the_call_is_pending_and_completes_with_the_a
         leg["params"]["messages"][0]["content"]["text"],
         "Capital of France?"
     );
-    assert!(
-        server.silent_for(Duration::from_millis(200)),
-        "no response before the answer"
-    );
+    leg
+}
+
+/// Answers `leg` with "Paris"; the call completes with it.
+pub(crate) fn answer_paris(server: &mut StdioServer, leg: &Value) {
     server.send(&json!({"jsonrpc": "2.0", "id": leg["id"], "result": {
         "role": "assistant", "content": {"type": "text", "text": "Paris"}, "model": "test"
     }}));
     let done = server.next();
-    assert_eq!(done["id"], 2);
+    assert_eq!(done["id"], 2, "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "LLM response: Paris");
 }
 
@@ -268,12 +294,8 @@ fn stdout_carries_only_json_rpc_and_logs_go_to_stderr() {
 fn a_request_whose_input_ends_early_is_still_answered() {
     let mut server = StdioServer::start("conformance");
     server.send(&modern(1, "tools/list", json!({}), json!({})));
-    let lines = {
-        drop(server.stdin.take());
-        let status = server.child.wait().expect("exits");
-        assert!(status.success());
-        drain(&server.lines)
-    };
+    let (status, lines) = server.end_input();
+    assert!(status.success());
     assert_eq!(lines.len(), 1, "{lines:?}");
     let reply: Value = serde_json::from_str(&lines[0]).expect("JSON");
     assert_eq!(reply["id"], 1);

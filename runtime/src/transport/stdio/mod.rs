@@ -10,76 +10,81 @@
 //! (progress, logs, and on the legacy session the shim's server-to-client requests) goes out
 //! only while it is pending: its channel is dropped with the response. The legacy session's
 //! own notifications (list changes, updates of subscribed resources) go out whenever they
-//! happen. One writer task owns stdout, so lines never interleave. Logs go to stderr only.
+//! happen. Logs go to stderr only.
+//!
+//! Bounds ([`StdioLimits`]):
+//! - At most `max_in_flight` requests run at once: the reader takes a slot before it reads a
+//!   line, and a request keeps its slot until it is answered, so with every slot taken stdin
+//!   is not read (`lines.rs`). Two kinds of request give their slot back early, since they
+//!   wait on the client, who can only be heard if reading goes on: a `subscriptions/listen`
+//!   once acknowledged, and a legacy call once the shim has sent its first server-to-client
+//!   request (`messages.rs`). A `notifications/cancelled` for a request is read only once a
+//!   slot is free. Listen streams are capped apart: `max_in_flight` of them open at once, one
+//!   more is refused with -31429.
+//! - A line longer than `max_line_bytes` is not kept: it is answered with -32600 (id null,
+//!   the message names the cap) and the next line is served.
+//! - Output goes through a bounded queue to one buffered writer (`output.rs`).
 //!
 //! A request the client cancels (`notifications/cancelled`) gets no response, a
-//! `subscriptions/listen` included; at the end of input a listen stream closes with its
-//! closing result.
+//! `subscriptions/listen` included. At the end of input every other request is answered:
+//! listen streams close at once with their closing result, and requests still running may
+//! finish within `drain_timeout`; one still running then is cancelled and gets its own error
+//! (-32603, the message says the drain timed out). [`serve`] reports how many did
+//! ([`Served`]), so the command can exit non-zero.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
+mod lines;
+mod messages;
+mod output;
+mod table;
+
 use std::future::Future;
-use std::io::BufRead;
+use std::io::Read;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::Addr;
 use serde_json::{json, Value};
-use tokio::io::{AsyncWrite, AsyncWriteExt};
-use tokio::sync::{broadcast, mpsc};
+use tokio::io::AsyncWrite;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use self::lines::{Input, Line, Permit, Slots};
+use self::table::Table;
 use crate::budget::Account;
 use crate::dispatch::envelope::check_modern;
-use crate::dispatch::{
-    Call, Caller, Dispatcher, Listen, Reply, RuntimeConfig, StateKeys, WorkerState,
-};
+use crate::dispatch::{Call, Caller, Dispatcher, Reply, RuntimeConfig, StateKeys, WorkerState};
 use crate::handler::{Notifier, OutgoingMessage, Principal, Tenant};
 use crate::legacy::bridge::Answer;
 use crate::legacy::session::{deliver, End, Notify};
 use crate::legacy::{handshake, Legacy, Session, SessionId, SessionOn};
-use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes, Malformed};
+use crate::protocol::error::ErrorCode;
+use crate::protocol::jsonrpc::{error_bytes, result_bytes, Malformed};
 use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
 use crate::protocol::{Incoming, McpError, ProtocolVersion, Request, RequestId};
 
-/// Lines read ahead of the server: beyond it the reader waits (backpressure).
-const INPUT_BUFFER: usize = 256;
-/// Messages queued for stdout.
-const OUTPUT_BUFFER: usize = 1024;
-/// How long requests still running at end of input may take to finish.
-const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Session notifications queued for stdout; beyond it they are dropped, as on a GET stream.
 const SESSION_BUFFER: usize = 64;
 
-/// Reads stdin on a plain thread (a tokio stdin read cannot be cancelled, and would hold the
-/// process open at exit) and hands each line over as bytes, waiting while the server is
-/// behind. A line that is not UTF-8 is still a line: parsing answers it with -32700.
-pub fn stdin_lines() -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel(INPUT_BUFFER);
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        loop {
-            let mut line = Vec::new();
-            match stdin.read_until(b'\n', &mut line) {
-                Ok(0) => break,
-                Ok(_) => {
-                    if line.last() == Some(&b'\n') {
-                        line.pop();
-                    }
-                    if tx.blocking_send(line).is_err() {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    tracing::error!(error = %e, "reading stdin failed");
-                    break;
-                }
-            }
+/// How much the stdio server takes in at once, and how long it waits at the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StdioLimits {
+    /// Requests running at once; with that many running, stdin is not read.
+    pub max_in_flight: usize,
+    /// The longest line read (newline excluded); a longer one is refused unread.
+    pub max_line_bytes: usize,
+    /// How long requests still running at the end of input may take to finish.
+    pub drain_timeout: Duration,
+}
+
+impl Default for StdioLimits {
+    fn default() -> Self {
+        Self {
+            max_in_flight: 64,
+            max_line_bytes: 1 << 20,
+            drain_timeout: Duration::from_secs(60),
         }
-    });
-    rx
+    }
 }
 
 /// What the stdio server needs.
@@ -93,49 +98,67 @@ pub struct Stdio {
     pub runtime: Arc<RuntimeConfig>,
     /// The KeyManager and rings; needed when `runtime.sealing` is set.
     pub keys: Option<StateKeys>,
+    /// In flight, line length and the drain at end of input.
+    pub limits: StdioLimits,
 }
 
-/// Serves `lines` until they end and every request has answered (or `DRAIN_TIMEOUT`
-/// passed). Must run inside an actix System, on a `LocalSet`.
-pub async fn serve<W>(stdio: Stdio, mut lines: mpsc::Receiver<Vec<u8>>, output: W)
+/// How a stdio run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Served {
+    /// Requests still running when the drain timed out: each got the drain's error instead
+    /// of its answer.
+    pub timed_out: usize,
+    /// Every line was written (false: stdout closed early).
+    pub output_complete: bool,
+}
+
+/// Serves the lines of `input` until it ends and every request is answered (or the drain
+/// timed out). Must run inside an actix System, on a `LocalSet`. `input` is read on a thread
+/// of its own (`lines.rs`).
+pub async fn serve<R, W>(stdio: Stdio, input: R, output: W) -> Served
 where
+    R: Read + Send + 'static,
     W: AsyncWrite + Unpin + 'static,
 {
-    let (out, out_rx) = mpsc::channel::<Vec<u8>>(OUTPUT_BUFFER);
-    let writer = actix_rt::spawn(write_lines(out_rx, output));
+    let limits = stdio.limits.clone();
+    let mut lines = lines::read_lines(
+        input,
+        Slots::new(limits.max_in_flight),
+        limits.max_line_bytes,
+    );
+    let (out, writer) = output::start(output);
     let (dispatcher, worker) = Dispatcher::start_with(stdio.runtime.clone(), stdio.keys.clone());
-    let server = Server {
+    let mut server = Server {
         _dispatcher: dispatcher,
         worker,
         legacy: Legacy::start(stdio.runtime.clone()),
         session: None,
-        in_flight: Rc::new(RefCell::new(HashMap::new())),
-        listening: Rc::new(RefCell::new(HashMap::new())),
+        owed: Rc::new(Table::default()),
+        listening: Rc::new(Table::default()),
         out,
         stdio,
     };
-    let mut server = server;
-    while let Some(line) = lines.recv().await {
-        if !line.trim_ascii().is_empty() {
-            server.handle(&line).await;
+    while let Some(Line { input, permit }) = lines.recv().await {
+        match input {
+            Input::Line(line) if line.trim_ascii().is_empty() => {}
+            Input::Line(line) => server.handle(&line, permit).await,
+            Input::TooLong { bytes } => {
+                let e = McpError::invalid_request(format!(
+                    "Line of {bytes} bytes exceeds stdio.max_line_bytes ({}); it was not read",
+                    limits.max_line_bytes
+                ));
+                server.write(error_bytes(None, &e)).await;
+            }
         }
     }
-    server.drain().await;
+    let timed_out = server.drain(limits.drain_timeout).await;
     drop(server);
-    let _ = writer.await;
-}
-
-async fn write_lines<W: AsyncWrite + Unpin>(mut rx: mpsc::Receiver<Vec<u8>>, mut output: W) {
-    while let Some(mut line) = rx.recv().await {
-        line.push(b'\n');
-        if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
-            tracing::warn!("stdout closed");
-            break;
-        }
+    let output_complete = writer.await.unwrap_or(false);
+    Served {
+        timed_out,
+        output_complete,
     }
 }
-
-type InFlight = Rc<RefCell<HashMap<RequestId, CancellationToken>>>;
 
 struct Server {
     stdio: Stdio,
@@ -144,10 +167,12 @@ struct Server {
     worker: WorkerState,
     legacy: Legacy,
     session: Option<(SessionId, Addr<Session>)>,
-    /// What `notifications/cancelled` stops: each request's cancellation.
-    in_flight: InFlight,
+    /// The requests owed an answer, and what `notifications/cancelled` stops. Whoever takes a
+    /// request out of it (its task with the answer, the client cancelling it, the drain timing
+    /// it out) is the only one to answer it, so each is answered once at most.
+    owed: Rc<Table>,
     /// What the end of input closes: each open `subscriptions/listen`.
-    listening: InFlight,
+    listening: Rc<Table>,
     out: mpsc::Sender<Vec<u8>>,
 }
 
@@ -156,7 +181,8 @@ impl Server {
         let _ = self.out.send(bytes).await;
     }
 
-    async fn handle(&mut self, line: &[u8]) {
+    /// One line; `permit` is its slot, kept by a request that runs on and freed otherwise.
+    async fn handle(&mut self, line: &[u8], permit: Permit) {
         let incoming = match Incoming::parse(line) {
             Ok(incoming) => incoming,
             Err(Malformed { id, error }) => {
@@ -164,12 +190,10 @@ impl Server {
             }
         };
         match incoming {
-            Incoming::Request(request) => self.request(request).await,
+            Incoming::Request(request) => self.request(request, permit).await,
             Incoming::Notification(n) => {
                 if let Some(id) = n.cancelled_request() {
-                    if let Some(token) = self.in_flight.borrow().get(&id) {
-                        token.cancel();
-                    }
+                    self.owed.cancel(&id);
                 }
                 if let Some((_, session)) = &self.session {
                     session.do_send(Notify(n));
@@ -193,9 +217,9 @@ impl Server {
         }
     }
 
-    async fn request(&mut self, request: Request) {
+    async fn request(&mut self, request: Request, permit: Permit) {
         let id = request.id.clone();
-        if self.in_flight.borrow().contains_key(&id) {
+        if self.owed.contains(&id) {
             let e = McpError::invalid_request(format!("Request id {id} is already in use"));
             return self.write(error_bytes(Some(&id), &e)).await;
         }
@@ -216,7 +240,7 @@ impl Server {
                     cancel.clone(),
                 );
                 let reply = async move { reply.await.unwrap_or_else(|_| Reply::unavailable()) };
-                return self.spawn(id, cancel, reply, Some(rx));
+                return self.spawn(id, cancel, reply, Some(rx), permit);
             }
         }
         // Modern, or neither: the envelope checks say what is wrong with the latter.
@@ -234,7 +258,7 @@ impl Server {
         let caller = Caller::new(self.stdio.tenant.clone(), self.stdio.principal.clone());
         let call = Call::modern(caller, request, envelope, notifier, cancel.clone());
         let reply = self.worker.run(call);
-        self.spawn(id, cancel, reply, rx);
+        self.spawn(id, cancel, reply, rx, permit);
     }
 
     async fn initialize(&mut self, request: Request) {
@@ -273,54 +297,77 @@ impl Server {
         }
     }
 
-    /// Runs one request: its messages go out while it is pending, then its response.
+    /// Runs one request, holding `permit` while it runs: its messages go out while it is
+    /// pending, then its response, unless someone else answered it meanwhile.
     fn spawn(
         &self,
         id: RequestId,
         cancel: CancellationToken,
         reply: impl Future<Output = Reply> + 'static,
         rx: Option<mpsc::Receiver<Box<OutgoingMessage>>>,
+        permit: Permit,
     ) {
-        self.in_flight
-            .borrow_mut()
-            .insert(id.clone(), cancel.clone());
-        let in_flight = self.in_flight.clone();
+        let serial = self.owed.insert(id.clone(), cancel.clone());
+        let owed = self.owed.clone();
         let listening = self.listening.clone();
         let out = self.out.clone();
         let tenant = self.stdio.tenant.clone();
+        let max_listens = self.stdio.limits.max_in_flight;
         actix_rt::spawn(async move {
-            let reply = pump(reply, rx, &out).await;
-            match reply {
-                Reply::Result(r) => {
-                    let _ = out.send(result_bytes(&id, &r)).await;
-                }
-                Reply::Error(e) => {
-                    let _ = out.send(error_bytes(Some(&id), &e)).await;
+            let mut permit = Some(permit);
+            let reply = messages::pump(reply, rx, &out, &mut permit).await;
+            let answer = match reply {
+                Reply::Result(r) => Some(result_bytes(&id, &r)),
+                Reply::Error(e) => Some(error_bytes(Some(&id), &e)),
+                Reply::Listen(_) if listening.len() >= max_listens => {
+                    let e = McpError::new(
+                        ErrorCode::TooManyRequests,
+                        format!(
+                            "{max_listens} listen streams are open, the most stdio holds \
+                             (stdio.max_in_flight)"
+                        ),
+                    );
+                    Some(error_bytes(Some(&id), &e))
                 }
                 Reply::Listen(listen) => {
+                    // Listening waits on the client; it must not stop the reader.
+                    drop(permit.take());
                     let close = CancellationToken::new();
-                    listening.borrow_mut().insert(id.clone(), close.clone());
-                    follow(listen, &tenant, &cancel, &close, &out).await;
-                    listening.borrow_mut().remove(&id);
+                    let listen_serial = listening.insert(id.clone(), close.clone());
+                    let closing = messages::follow(listen, &tenant, &cancel, &close, &out).await;
+                    listening.take(&id, listen_serial);
+                    closing.map(|closing| result_bytes(&id, &closing))
                 }
-                Reply::Cancelled => {}
+                Reply::Cancelled => None,
+            };
+            if let (true, Some(answer)) = (owed.take(&id, serial), answer) {
+                let _ = out.send(answer).await;
             }
-            in_flight.borrow_mut().remove(&id);
+            drop(permit);
         });
     }
 
-    /// End of input: requests still running may finish, within `DRAIN_TIMEOUT`; listen
-    /// streams, which would never finish, close at once with their closing result.
-    async fn drain(&self) {
-        for listen in self.listening.borrow().values() {
-            listen.cancel();
+    /// End of input: listen streams, which would never finish, close at once with their
+    /// closing result; requests still running may finish within `timeout`. Each one still
+    /// running then is cancelled and answered with an error of its own. How many were.
+    async fn drain(&self, timeout: Duration) -> usize {
+        self.listening.cancel_all();
+        let deadline = tokio::time::Instant::now() + timeout;
+        while !self.owed.is_empty() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
-        while !self.in_flight.borrow().is_empty() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        for token in self.in_flight.borrow().values() {
-            token.cancel();
+        let late = self.owed.cancel_and_take_all();
+        for id in &late {
+            let e = McpError::new(
+                ErrorCode::InternalError,
+                format!(
+                    "The request was still running when the input ended and the drain timed \
+                     out (stdio.drain_timeout_ms = {}); it was cancelled",
+                    timeout.as_millis()
+                ),
+            );
+            tracing::warn!(%id, "drain timed out: request cancelled");
+            self.write(error_bytes(Some(id), &e)).await;
         }
         if let Some((sid, _)) = &self.session {
             if let Some(session) = self.legacy.sessions.remove(sid) {
@@ -329,63 +376,6 @@ impl Server {
                 });
             }
         }
+        late.len()
     }
-}
-
-/// Writes the request's messages until its reply is ready, then the ones queued before it.
-async fn pump(
-    reply: impl Future<Output = Reply>,
-    rx: Option<mpsc::Receiver<Box<OutgoingMessage>>>,
-    out: &mpsc::Sender<Vec<u8>>,
-) -> Reply {
-    let Some(mut rx) = rx else {
-        return reply.await;
-    };
-    let mut reply = std::pin::pin!(reply);
-    loop {
-        tokio::select! {
-            biased;
-            Some(message) = rx.recv() => {
-                let _ = out.send(message.to_bytes()).await;
-            }
-            r = &mut reply => {
-                while let Ok(message) = rx.try_recv() {
-                    let _ = out.send(message.to_bytes()).await;
-                }
-                return r;
-            }
-        }
-    }
-}
-
-/// `subscriptions/listen` on stdio: the acknowledgement, then each honoured change, until
-/// the client cancels it (then nothing more: a cancelled request gets no response) or the
-/// input ends (then the closing result).
-async fn follow(
-    mut listen: Listen,
-    tenant: &Tenant,
-    cancel: &CancellationToken,
-    close: &CancellationToken,
-    out: &mpsc::Sender<Vec<u8>>,
-) {
-    let (method, params) = listen.acknowledgement();
-    let _ = out.send(notification_bytes(method, &params)).await;
-    loop {
-        tokio::select! {
-            _ = cancel.cancelled() => return,
-            _ = close.cancelled() => break,
-            event = listen.events.recv() => match event {
-                Ok(event) => {
-                    if let Some((method, params)) = listen.render(&event) {
-                        let _ = out.send(notification_bytes(method, &params)).await;
-                    }
-                }
-                Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(broadcast::error::RecvError::Closed) => break,
-            },
-        }
-    }
-    let closing = listen.closing_result(tenant.view().server_info());
-    let id = listen.subscription_id.clone();
-    let _ = out.send(result_bytes(&id, &Value::Object(closing))).await;
 }
