@@ -48,9 +48,9 @@ pub enum Mode {
     /// call whose elicitation arrives on the call's SSE stream, is answered by POST (after
     /// `hold`), and whose greeting then ends the stream.
     Legacy,
-    /// Mixed traffic at a fixed rate for a long time, reported per interval: run by
-    /// [`soak::run`]. As a workload of [`run`] it is its calibration: echo calls at full
-    /// speed, as `Call`.
+    /// Mixed traffic at a fixed rate for a long time, reported per interval.
+    // Run by `soak::run`; as a workload of `run` it is the soak's calibration: echo calls at
+    // full speed, as `Call`. (A comment, not a doc comment: clap shows doc comments in --help.)
     Soak,
 }
 
