@@ -29,4 +29,5 @@ mod stamping;
 mod stdio;
 mod store_cli;
 mod streaming;
+mod strict;
 mod terminal;

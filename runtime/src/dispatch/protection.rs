@@ -13,7 +13,7 @@ use actix::Recipient;
 
 use crate::handler::TenantSettings;
 use crate::protocol::{AnswerSchemas, InputRequests, McpError};
-use crate::sealing::{self, Binding, KeyRing, Payload, Rotate, SealPolicy};
+use crate::sealing::{self, Binding, KeyRing, Payload, Rotate, SealError, SealPolicy};
 
 /// How this request's state is protected.
 #[derive(Debug, Clone)]
@@ -105,10 +105,7 @@ impl Protection {
                     answer_schemas: schemas.as_bytes(),
                 };
                 let sealed = sealing::seal(ring, policy, binding, &payload, SystemTime::now())
-                    .map_err(|e| {
-                        tracing::error!(error = %e, "could not seal requestState");
-                        McpError::internal("Internal error: request state could not be sealed")
-                    })?;
+                    .map_err(seal_error)?;
                 if ring.needs_rotation() && ring.active().claim_rotation_request() {
                     // Random nonces are safe for a bounded number of seals per key: the first
                     // worker to see the limit asks once (and `if_kid` makes a late ask a
@@ -127,5 +124,49 @@ impl Protection {
     /// Sealed states carry a round counter; pass-through ones cannot.
     pub(crate) fn counts_rounds(&self) -> bool {
         matches!(self, Protection::Sealed { .. })
+    }
+}
+
+/// The wire error for a state that could not be sealed. A state over `max_state_bytes` is the
+/// request's doing: what a handler carries forward comes from the arguments and answers it
+/// was given (`notes_delete` carries the reason the user typed), and the runtime cannot tell
+/// a client's large input from a handler's own growth, so it answers -32602 naming the cap
+/// rather than blaming itself. Any other failure is the server's (-32603).
+fn seal_error(e: SealError) -> McpError {
+    match e {
+        SealError::StateTooLarge { len, max } => {
+            tracing::warn!(len, max, "requestState over state.max_state_bytes");
+            McpError::invalid_params(format!(
+                "The request's state is {len} bytes, over state.max_state_bytes ({max}): \
+                 send smaller arguments or answers"
+            ))
+            .with_data(serde_json::json!({ "maxStateBytes": max }))
+        }
+        e => {
+            tracing::error!(error = %e, "could not seal requestState");
+            McpError::internal("Internal error: request state could not be sealed")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_over_the_cap_is_invalid_params_naming_the_cap() {
+        let e = seal_error(SealError::StateTooLarge { len: 40, max: 32 });
+        assert_eq!(e.code.code(), -32602);
+        assert!(
+            e.message.contains("state.max_state_bytes (32)"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn a_token_over_its_cap_is_the_servers_error() {
+        let e = seal_error(SealError::TokenTooLarge { len: 40, max: 32 });
+        assert_eq!(e.code.code(), -32603);
     }
 }

@@ -40,7 +40,7 @@ pub fn parse(request: &Request) -> Result<Initialize, McpError> {
         .ok_or_else(|| McpError::invalid_params("Missing required params.protocolVersion"))?;
     let client_capabilities = match params.get("capabilities") {
         None | Some(Value::Null) => ClientCapabilities::default(),
-        Some(Value::Object(c)) => ClientCapabilities::new(c.clone()),
+        Some(Value::Object(c)) => ClientCapabilities::declared(c.clone(), "params.capabilities")?,
         Some(_) => {
             return Err(McpError::invalid_params(
                 "params.capabilities must be an object",
