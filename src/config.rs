@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{LegacyConfig, RuntimeConfig};
-use roundtrip_runtime::sealing::SealPolicy;
+use roundtrip_runtime::sealing::{SealPolicy, DEFAULT_REPLAY_MAX_BYTES, REPLAY_ENTRY_BYTES};
 use roundtrip_runtime::transport::http::HttpConfig;
 use serde::Deserialize;
 
@@ -68,6 +68,7 @@ pub struct Config {
     pub mcp: McpSettings,
     pub state: StateSettings,
     pub legacy: LegacySettings,
+    pub replay: ReplaySettings,
 }
 
 impl std::fmt::Debug for Config {
@@ -95,6 +96,7 @@ impl std::fmt::Debug for Config {
             .field("mcp", &self.mcp)
             .field("state", &self.state)
             .field("legacy", &self.legacy)
+            .field("replay", &self.replay)
             .finish()
     }
 }
@@ -189,6 +191,23 @@ pub struct LegacySettings {
     pub leg_timeout_secs: u64,
 }
 
+/// The record of sealed states that completed a call of a single-use tool (`notes_delete`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct ReplaySettings {
+    /// Bytes the record may hold (each state is charged a fixed 192 bytes); when full, a
+    /// single-use tool's retry is refused (-31429) until its earliest entry expires.
+    pub max_bytes: usize,
+}
+
+impl Default for ReplaySettings {
+    fn default() -> Self {
+        Self {
+            max_bytes: DEFAULT_REPLAY_MAX_BYTES,
+        }
+    }
+}
+
 impl Default for LegacySettings {
     fn default() -> Self {
         let runtime = LegacyConfig::default();
@@ -232,6 +251,7 @@ impl Default for Config {
             mcp: McpSettings::default(),
             state: StateSettings::default(),
             legacy: LegacySettings::default(),
+            replay: ReplaySettings::default(),
         }
     }
 }
@@ -459,6 +479,13 @@ impl Config {
                 token: state.max_token_bytes,
             });
         }
+        if self.replay.max_bytes < REPLAY_ENTRY_BYTES {
+            return Err(InvalidConfig::BelowMin {
+                key: "replay.max_bytes",
+                value: self.replay.max_bytes as u64,
+                min: REPLAY_ENTRY_BYTES as u64,
+            });
+        }
         Ok(())
     }
 
@@ -504,6 +531,22 @@ mod tests {
         let mut c = Config::default();
         tune(&mut c);
         c.validate()
+    }
+
+    #[test]
+    fn a_replay_record_too_small_for_one_state_is_refused() {
+        assert_eq!(
+            validated(|c| c.replay.max_bytes = REPLAY_ENTRY_BYTES - 1),
+            Err(InvalidConfig::BelowMin {
+                key: "replay.max_bytes",
+                value: (REPLAY_ENTRY_BYTES - 1) as u64,
+                min: REPLAY_ENTRY_BYTES as u64,
+            })
+        );
+        assert_eq!(
+            validated(|c| c.replay.max_bytes = REPLAY_ENTRY_BYTES),
+            Ok(())
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod limits;
 mod live_change;
 mod malformed;
 mod mrtr;
+mod replay;
 mod sealing;
 mod stamping;
 mod stdio;

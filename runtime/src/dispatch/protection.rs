@@ -13,7 +13,10 @@ use actix::Recipient;
 
 use crate::handler::TenantSettings;
 use crate::protocol::{AnswerSchemas, InputRequests, McpError};
-use crate::sealing::{self, Binding, KeyRing, Payload, Rotate, SealError, SealPolicy};
+use crate::sealing::{
+    self, Binding, Claim, ClaimRefused, KeyRing, Payload, ReplayCache, Rotate, SealError,
+    SealPolicy,
+};
 
 /// How this request's state is protected.
 #[derive(Debug, Clone)]
@@ -37,6 +40,9 @@ pub(crate) struct Opened {
     pub(crate) state: Option<String>,
     pub(crate) round: u32,
     pub(crate) answer_schemas: AnswerSchemas,
+    /// The last unix second the token still opens (its expiry plus the clock skew); 0 when
+    /// the state passes through unsealed.
+    pub(crate) open_until: u64,
 }
 
 impl Protection {
@@ -71,6 +77,7 @@ impl Protection {
                         state: claims.state,
                         round: claims.round,
                         answer_schemas: AnswerSchemas::from_bytes(claims.answer_schemas),
+                        open_until: claims.exp.saturating_add(policy.clock_skew.as_secs()),
                     }),
                     Err(reason) => {
                         tracing::warn!(%reason, tenant = binding.tenant, method = binding.method, "rejected requestState");
@@ -121,11 +128,42 @@ impl Protection {
         }
     }
 
+    /// Claims the sealed state `token`, opened as `opened`, for one run of a single-use tool:
+    /// `None` when the state passes through unsealed (nothing to hold the client to).
+    /// A state that already completed a call, or is running now, is -32602; a full record
+    /// is -31429, retried when its earliest entry expires.
+    pub(crate) async fn claim<'a>(
+        &self,
+        replay: &'a dyn ReplayCache,
+        token: &str,
+        opened: &Opened,
+    ) -> Result<Option<Claim<'a>>, McpError> {
+        if !self.counts_rounds() {
+            return Ok(None);
+        }
+        let now = sealing::unix_secs(SystemTime::now());
+        match Claim::take(replay, token, opened.open_until, now).await {
+            Ok(claim) => Ok(Some(claim)),
+            Err(ClaimRefused::Replayed) => {
+                tracing::warn!("refused a replayed single-use requestState");
+                Err(McpError::invalid_params(REPLAYED_STATE))
+            }
+            Err(ClaimRefused::Full { retry_after }) => {
+                tracing::warn!("the replay record is full: single-use state refused");
+                Err(McpError::rate_limited(retry_after))
+            }
+        }
+    }
+
     /// Sealed states carry a round counter; pass-through ones cannot.
     pub(crate) fn counts_rounds(&self) -> bool {
         matches!(self, Protection::Sealed { .. })
     }
 }
+
+/// The message of a single-use state presented again (-32602).
+pub(crate) const REPLAYED_STATE: &str =
+    "requestState already used: this tool completes each state once; start the call again";
 
 /// The wire error for a state that could not be sealed. A state over `max_state_bytes` is the
 /// request's doing: what a handler carries forward comes from the arguments and answers it
