@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{LegacyConfig, RuntimeConfig};
-use roundtrip_runtime::sealing::SealPolicy;
+use roundtrip_runtime::sealing::{SealPolicy, DEFAULT_REPLAY_MAX_BYTES, REPLAY_ENTRY_BYTES};
 use roundtrip_runtime::transport::http::HttpConfig;
 use roundtrip_runtime::transport::stdio::StdioLimits;
 use serde::Deserialize;
@@ -74,6 +74,7 @@ pub struct Config {
     pub streams: StreamSettings,
     pub clients: ClientSettings,
     pub stdio: StdioSettings,
+    pub replay: ReplaySettings,
 }
 
 impl std::fmt::Debug for Config {
@@ -105,6 +106,7 @@ impl std::fmt::Debug for Config {
             .field("streams", &self.streams)
             .field("clients", &self.clients)
             .field("stdio", &self.stdio)
+            .field("replay", &self.replay)
             .finish()
     }
 }
@@ -199,6 +201,23 @@ pub struct LegacySettings {
     pub leg_timeout_secs: u64,
 }
 
+/// The record of sealed states that completed a call of a single-use tool (`notes_delete`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default)]
+pub struct ReplaySettings {
+    /// Bytes the record may hold (each state is charged a fixed 192 bytes); when full, a
+    /// single-use tool's retry is refused (-31429) until its earliest entry expires.
+    pub max_bytes: usize,
+}
+
+impl Default for ReplaySettings {
+    fn default() -> Self {
+        Self {
+            max_bytes: DEFAULT_REPLAY_MAX_BYTES,
+        }
+    }
+}
+
 impl Default for LegacySettings {
     fn default() -> Self {
         let runtime = LegacyConfig::default();
@@ -281,6 +300,7 @@ impl Default for Config {
             streams: StreamSettings::default(),
             clients: ClientSettings::default(),
             stdio: StdioSettings::default(),
+            replay: ReplaySettings::default(),
         }
     }
 }
@@ -534,6 +554,13 @@ impl Config {
                 token: state.max_token_bytes,
             });
         }
+        if self.replay.max_bytes < REPLAY_ENTRY_BYTES {
+            return Err(InvalidConfig::BelowMin {
+                key: "replay.max_bytes",
+                value: self.replay.max_bytes as u64,
+                min: REPLAY_ENTRY_BYTES as u64,
+            });
+        }
         Ok(())
     }
 
@@ -579,6 +606,22 @@ mod tests {
         let mut c = Config::default();
         tune(&mut c);
         c.validate()
+    }
+
+    #[test]
+    fn a_replay_record_too_small_for_one_state_is_refused() {
+        assert_eq!(
+            validated(|c| c.replay.max_bytes = REPLAY_ENTRY_BYTES - 1),
+            Err(InvalidConfig::BelowMin {
+                key: "replay.max_bytes",
+                value: (REPLAY_ENTRY_BYTES - 1) as u64,
+                min: REPLAY_ENTRY_BYTES as u64,
+            })
+        );
+        assert_eq!(
+            validated(|c| c.replay.max_bytes = REPLAY_ENTRY_BYTES),
+            Ok(())
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
 use roundtrip_runtime::sealing::{
-    EnsureTenant, KeyManager, KeyShare, LocalKeyShare, SealPolicy, Snapshot,
+    EnsureTenant, KeyManager, KeyShare, LocalKeyShare, MemoryReplayCache, SealPolicy, Snapshot,
 };
 use roundtrip_runtime::tenancy::TenantDirectory;
 use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
@@ -170,6 +170,7 @@ pub async fn dispatching(
         // Set by the HTTP server, which has the registry and the audit log.
         limiter: None,
         audit: None,
+        replay: Arc::new(MemoryReplayCache::new(config.replay.max_bytes)),
     };
     Ok(Dispatching {
         runtime,

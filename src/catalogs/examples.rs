@@ -194,6 +194,8 @@ impl Tool for NotesDelete {
             json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
         )
         .with_annotations(json!({"destructiveHint": true}))
+        // Replaying the last round must not delete a note re-created since.
+        .single_use_state()
     }
 
     async fn call(&self, ctx: Context, args: Arguments) -> ToolOutcome {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::budget::BudgetLimits;
-use crate::sealing::SealPolicy;
+use crate::sealing::{MemoryReplayCache, ReplayCache, SealPolicy};
 use crate::tenancy::{AuditSink, Limiter};
 
 /// How requests are run, on every transport: timeouts, the round cap, sealing, and the
@@ -31,6 +31,9 @@ pub struct RuntimeConfig {
     /// Where finished `tools/call`, `prompts/get` and `resources/read` calls are recorded;
     /// `None`: nowhere. With it, the per-request `request done` log line drops to debug.
     pub audit: Option<Arc<dyn AuditSink>>,
+    /// The record of sealed states that completed a call of a single-use tool; shared by
+    /// every worker. Default: this process's, 16 MiB.
+    pub replay: Arc<dyn ReplayCache>,
 }
 
 impl Default for RuntimeConfig {
@@ -44,6 +47,7 @@ impl Default for RuntimeConfig {
             budgets: BudgetLimits::BYTES,
             limiter: None,
             audit: None,
+            replay: Arc::new(MemoryReplayCache::default()),
         }
     }
 }

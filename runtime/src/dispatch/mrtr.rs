@@ -18,7 +18,7 @@ use crate::handler::{Arguments, Catalog, Context, HandlerError, InputRequired, O
 use crate::protocol::input::{parse_input_responses, InputResponses};
 use crate::protocol::result::{to_object, CallToolResult, InputRequiredResult};
 use crate::protocol::{AnswerSchemas, CheckError, ClientCapabilities, McpError, Mismatch};
-use crate::sealing::{args_digest, Binding};
+use crate::sealing::{args_digest, Binding, ReplayCache};
 
 /// What the handler produced: a complete result before stamping, or an input-required result
 /// ready to write.
@@ -51,6 +51,7 @@ pub(crate) async fn run(
     input_responses: Option<Value>,
     protection: &Protection,
     max_rounds: u32,
+    replay: &dyn ReplayCache,
 ) -> Result<Produced, McpError> {
     let no_params = Map::new();
     let params = call.request.params.as_ref().unwrap_or(&no_params);
@@ -68,9 +69,9 @@ pub(crate) async fn run(
         target: &target,
         args_digest: *digest.get_or_init(|| args_digest(params.get("arguments"))),
     };
-    let opened = match params.get("requestState") {
-        None | Some(Value::Null) => Opened::default(),
-        Some(Value::String(token)) => protection.open(&binding(), token)?,
+    let token = match params.get("requestState") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(token)) => Some(token.as_str()),
         Some(other) => {
             tracing::warn!(
                 kind = json_kind(other),
@@ -79,6 +80,10 @@ pub(crate) async fn run(
             return Err(McpError::invalid_request_state());
         }
     };
+    let opened = match token {
+        None => Opened::default(),
+        Some(token) => protection.open(&binding(), token)?,
+    };
     tracing::Span::current().record("round", opened.round);
     call.round
         .store(opened.round, std::sync::atomic::Ordering::Relaxed);
@@ -86,6 +91,15 @@ pub(crate) async fn run(
     check_answers(&opened.answer_schemas, &input_responses, |m| {
         McpError::invalid_params(m.to_string())
     })?;
+    // A single-use tool's state is claimed before its handler runs, so that two requests
+    // presenting it at once cannot both run; the claim is given back (dropped) unless the
+    // run completes.
+    let claim = match token {
+        Some(token) if method == "tools/call" && call.catalog.single_use_state(&target) => {
+            protection.claim(replay, token, &opened).await?
+        }
+        _ => None,
+    };
 
     match run_handler(
         call,
@@ -97,7 +111,12 @@ pub(crate) async fn run(
     )
     .await?
     {
-        Outcome::Complete(result) => Ok(Produced::Complete(result)),
+        Outcome::Complete(result) => {
+            if let Some(claim) = claim {
+                claim.keep();
+            }
+            Ok(Produced::Complete(result))
+        }
         Outcome::InputRequired(ir) => {
             input_required(ir, call, protection, &binding(), opened.round, max_rounds)
                 .map(Produced::InputRequired)

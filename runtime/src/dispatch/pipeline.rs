@@ -264,7 +264,15 @@ async fn round(
         .params
         .as_mut()
         .and_then(|p| p.remove("inputResponses"));
-    match mrtr::run(call, answers, protection, config.max_rounds).await? {
+    match mrtr::run(
+        call,
+        answers,
+        protection,
+        config.max_rounds,
+        config.replay.as_ref(),
+    )
+    .await?
+    {
         Produced::Complete(Completed::Tool(r)) => Ok(StampedResult::Tool(StampedToolResult::new(
             r,
             call.view.shared_server_info(),

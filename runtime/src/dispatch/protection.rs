@@ -13,7 +13,10 @@ use actix::Recipient;
 
 use crate::handler::TenantSettings;
 use crate::protocol::{AnswerSchemas, InputRequests, McpError};
-use crate::sealing::{self, Binding, KeyRing, Payload, Rotate, SealPolicy};
+use crate::sealing::{
+    self, Binding, Claim, ClaimRefused, KeyRing, Payload, ReplayCache, Rotate, SealError,
+    SealPolicy,
+};
 
 /// How this request's state is protected.
 #[derive(Debug, Clone)]
@@ -37,6 +40,9 @@ pub(crate) struct Opened {
     pub(crate) state: Option<String>,
     pub(crate) round: u32,
     pub(crate) answer_schemas: AnswerSchemas,
+    /// The last unix second the token still opens (its expiry plus the clock skew); 0 when
+    /// the state passes through unsealed.
+    pub(crate) open_until: u64,
 }
 
 impl Protection {
@@ -71,6 +77,7 @@ impl Protection {
                         state: claims.state,
                         round: claims.round,
                         answer_schemas: AnswerSchemas::from_bytes(claims.answer_schemas),
+                        open_until: claims.exp.saturating_add(policy.clock_skew.as_secs()),
                     }),
                     Err(reason) => {
                         tracing::warn!(%reason, tenant = binding.tenant, method = binding.method, "rejected requestState");
@@ -105,10 +112,7 @@ impl Protection {
                     answer_schemas: schemas.as_bytes(),
                 };
                 let sealed = sealing::seal(ring, policy, binding, &payload, SystemTime::now())
-                    .map_err(|e| {
-                        tracing::error!(error = %e, "could not seal requestState");
-                        McpError::internal("Internal error: request state could not be sealed")
-                    })?;
+                    .map_err(seal_error)?;
                 if ring.needs_rotation() && ring.active().claim_rotation_request() {
                     // Random nonces are safe for a bounded number of seals per key: the first
                     // worker to see the limit asks once (and `if_kid` makes a late ask a
@@ -124,8 +128,83 @@ impl Protection {
         }
     }
 
+    /// Claims the sealed state `token`, opened as `opened`, for one run of a single-use tool:
+    /// `None` when the state passes through unsealed (nothing to hold the client to).
+    /// A state that already completed a call, or is running now, is -32602; a full record
+    /// is -31429, retried when its earliest entry expires.
+    pub(crate) async fn claim<'a>(
+        &self,
+        replay: &'a dyn ReplayCache,
+        token: &str,
+        opened: &Opened,
+    ) -> Result<Option<Claim<'a>>, McpError> {
+        if !self.counts_rounds() {
+            return Ok(None);
+        }
+        let now = sealing::unix_secs(SystemTime::now());
+        match Claim::take(replay, token, opened.open_until, now).await {
+            Ok(claim) => Ok(Some(claim)),
+            Err(ClaimRefused::Replayed) => {
+                tracing::warn!("refused a replayed single-use requestState");
+                Err(McpError::invalid_params(REPLAYED_STATE))
+            }
+            Err(ClaimRefused::Full { retry_after }) => {
+                tracing::warn!("the replay record is full: single-use state refused");
+                Err(McpError::rate_limited(retry_after))
+            }
+        }
+    }
+
     /// Sealed states carry a round counter; pass-through ones cannot.
     pub(crate) fn counts_rounds(&self) -> bool {
         matches!(self, Protection::Sealed { .. })
+    }
+}
+
+/// The message of a single-use state presented again (-32602).
+pub(crate) const REPLAYED_STATE: &str =
+    "requestState already used: this tool completes each state once; start the call again";
+
+/// The wire error for a state that could not be sealed. A state over `max_state_bytes` is the
+/// request's doing: what a handler carries forward comes from the arguments and answers it
+/// was given (`notes_delete` carries the reason the user typed), and the runtime cannot tell
+/// a client's large input from a handler's own growth, so it answers -32602 naming the cap
+/// rather than blaming itself. Any other failure is the server's (-32603).
+fn seal_error(e: SealError) -> McpError {
+    match e {
+        SealError::StateTooLarge { len, max } => {
+            tracing::warn!(len, max, "requestState over state.max_state_bytes");
+            McpError::invalid_params(format!(
+                "The request's state is {len} bytes, over state.max_state_bytes ({max}): \
+                 send smaller arguments or answers"
+            ))
+            .with_data(serde_json::json!({ "maxStateBytes": max }))
+        }
+        e => {
+            tracing::error!(error = %e, "could not seal requestState");
+            McpError::internal("Internal error: request state could not be sealed")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_over_the_cap_is_invalid_params_naming_the_cap() {
+        let e = seal_error(SealError::StateTooLarge { len: 40, max: 32 });
+        assert_eq!(e.code.code(), -32602);
+        assert!(
+            e.message.contains("state.max_state_bytes (32)"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn a_token_over_its_cap_is_the_servers_error() {
+        let e = seal_error(SealError::TokenTooLarge { len: 40, max: 32 });
+        assert_eq!(e.code.code(), -32603);
     }
 }

@@ -65,6 +65,13 @@ impl Catalog {
         Some((&e.tool, &e.header_params))
     }
 
+    /// Whether the tool named `name` takes each sealed state once (`false` for no such tool).
+    pub fn single_use_state(&self, name: &str) -> bool {
+        self.tool_index
+            .get(name)
+            .is_some_and(|&i| self.tools[i].descriptor.single_use_state)
+    }
+
     /// The prompt named `name`.
     pub fn prompt(&self, name: &str) -> Option<&Arc<dyn Prompt>> {
         Some(&self.prompts[*self.prompt_index.get(name)?])

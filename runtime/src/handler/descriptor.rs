@@ -24,6 +24,10 @@ pub struct ToolDescriptor {
     /// trust from an untrusted server.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Each sealed `requestState` may complete a call of this tool once: a replay of a round
+    /// that completed is refused ([`ToolDescriptor::single_use_state`]). Not listed.
+    #[serde(skip)]
+    pub single_use_state: bool,
 }
 
 impl ToolDescriptor {
@@ -40,6 +44,7 @@ impl ToolDescriptor {
             input_schema,
             output_schema: None,
             annotations: None,
+            single_use_state: false,
         }
     }
 
@@ -61,6 +66,17 @@ impl ToolDescriptor {
     /// Sets the `ToolAnnotations` object.
     pub fn with_annotations(mut self, annotations: Value) -> Self {
         self.annotations = Some(annotations);
+        self
+    }
+
+    /// Single-use states: a sealed `requestState` that already completed a call of this tool
+    /// is refused (-32602) instead of running the handler again. Without it, a state opens as
+    /// often as it is presented until it expires, so the last round of a flow can be sent
+    /// again and act again: what a destructive tool (a delete, a payment) must not allow.
+    /// Costs one entry in the runtime's bounded replay record per completed flow; applies
+    /// only when states are sealed (a pass-through state is the client's to write anyway).
+    pub fn single_use_state(mut self) -> Self {
+        self.single_use_state = true;
         self
     }
 

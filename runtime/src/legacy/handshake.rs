@@ -52,7 +52,7 @@ pub fn parse(request: &Request) -> Result<Initialize, McpError> {
         None | Some(Value::Null) => ClientCapabilities::default(),
         Some(Value::Object(c)) => {
             bounded(c)?;
-            ClientCapabilities::new(c.clone())
+            ClientCapabilities::declared(c.clone(), "params.capabilities")?
         }
         Some(_) => {
             return Err(McpError::invalid_params(

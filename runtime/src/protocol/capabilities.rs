@@ -1,11 +1,15 @@
 //! Client capabilities as one request declared them.
 //!
 //! Kept as the raw JSON object: the spec lets capability objects carry anything, and the gate
-//! only asks "is this key present". A key counts as declared whatever its value (`{}` counts).
+//! only asks "is this key present". A key counts as declared whatever its members (`{}`
+//! counts), but its value must be an object, as every capability in the schema is: a
+//! declaration such as `"elicitation": true` is refused (-32602) rather than guessed at.
 
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
+
+use super::error::McpError;
 
 /// Shared, not copied: the scope, the handler's context and the gate all read the one
 /// declaration a request made.
@@ -16,6 +20,17 @@ impl ClientCapabilities {
     /// The capabilities object a request declared (`_meta` or `initialize`), kept whole.
     pub fn new(map: Map<String, Value>) -> Self {
         Self(Arc::new(map))
+    }
+
+    /// The capabilities object a request declared at `field` (named in the error), checked:
+    /// -32602 when a capability's value is not an object.
+    pub fn declared(map: Map<String, Value>, field: &str) -> Result<Self, McpError> {
+        match map.iter().find(|(_, v)| !v.is_object()) {
+            Some((key, _)) => Err(McpError::invalid_params(format!(
+                "{field}.{key} must be an object"
+            ))),
+            None => Ok(Self::new(map)),
+        }
     }
 
     /// The declaration as the client sent it.
@@ -42,7 +57,8 @@ impl ClientCapabilities {
         match self.0.get("elicitation") {
             None => false,
             Some(Value::Object(m)) => m.contains_key("form") || !m.contains_key("url"),
-            Some(_) => true,
+            // Not an object: `declared` refuses it; built by `new`, it declares nothing.
+            Some(_) => false,
         }
     }
 
@@ -66,6 +82,17 @@ mod tests {
         let c = caps(json!({"elicitation": {}}));
         assert!(c.allows_form_elicitation());
         assert!(!c.allows_url_elicitation());
+    }
+
+    #[test]
+    fn a_capability_that_is_not_an_object_is_invalid_params_naming_it() {
+        let map = json!({"sampling": {}, "elicitation": true})
+            .as_object()
+            .cloned()
+            .expect("object");
+        let e = ClientCapabilities::declared(map, "capabilities").expect_err("refused");
+        assert_eq!(e.code.code(), -32602);
+        assert_eq!(e.message, "capabilities.elicitation must be an object");
     }
 
     #[test]

@@ -86,7 +86,8 @@ pub enum Incoming {
 pub struct Malformed {
     /// The message's id, if one could be read: the error response answers it.
     pub id: Option<RequestId>,
-    /// -32700 for invalid JSON, otherwise -32600 (a batch, a non-object, a bad member).
+    /// -32700 for invalid JSON, -32602 for a member of `params` or of `params._meta` given
+    /// twice, otherwise -32600 (a batch, a non-object, a bad or repeated member).
     pub error: McpError,
 }
 
@@ -108,10 +109,18 @@ impl Incoming {
     }
 
     fn classify(members: Members) -> Result<Incoming, Malformed> {
+        // A repeated `id` leaves no id to answer: which one would it be?
         let id = match members.id {
             None => None,
+            Some(_) if members.repeated == Some(Member::Id) => None,
             Some(v) => Some(parse_id(v).map_err(|error| Malformed { id: None, error })?),
         };
+        if let Some(member) = members.repeated {
+            return Err(Malformed {
+                id,
+                error: McpError::invalid_request(format!("Duplicate member \"{}\"", member.name())),
+            });
+        }
         let bad = |id: &Option<RequestId>, msg: &'static str| Malformed {
             id: id.clone(),
             error: McpError::invalid_request(msg),
@@ -123,8 +132,16 @@ impl Incoming {
             Some(Value::String(method)) => {
                 let params = match members.params {
                     None => None,
-                    Some(Value::Object(p)) => Some(p),
-                    Some(_) => return Err(bad(&id, "params must be an object")),
+                    Some(Params::Object(p)) => Some(p),
+                    Some(Params::Repeated(member)) => {
+                        return Err(Malformed {
+                            id,
+                            error: McpError::invalid_params(format!(
+                                "Duplicate member \"{member}\" in params"
+                            )),
+                        })
+                    }
+                    Some(Params::Other) => return Err(bad(&id, "params must be an object")),
                 };
                 Ok(match id {
                     Some(id) => Incoming::Request(Request { id, method, params }),
@@ -166,19 +183,30 @@ enum Body {
     Other,
 }
 
-/// The members of a message object that classification reads. A member given twice keeps
-/// its last value, as a map would.
+/// The members of a message object that classification reads. A member given twice is
+/// refused (`repeated` names the first one found): a proxy that reads the first of two
+/// `method`s must not route a request we would run as the second.
 #[derive(Default)]
 struct Members {
     id: Option<Value>,
     jsonrpc: Option<Value>,
     method: Option<Value>,
-    params: Option<Value>,
+    params: Option<Params>,
     result: Option<Value>,
     error: Option<Value>,
+    repeated: Option<Member>,
 }
 
-#[derive(Deserialize)]
+/// `params` as classification reads it: an object whose members, and the members of its
+/// `_meta`, are each given once (`Repeated` names the first repeated one, `_meta.` prefixed
+/// for one in `_meta`), or anything else.
+enum Params {
+    Object(Map<String, Value>),
+    Repeated(String),
+    Other,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(field_identifier, rename_all = "lowercase")]
 enum Member {
     Id,
@@ -189,6 +217,20 @@ enum Member {
     Error,
     #[serde(other)]
     Other,
+}
+
+impl Member {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Id => "id",
+            Self::Jsonrpc => "jsonrpc",
+            Self::Method => "method",
+            Self::Params => "params",
+            Self::Result => "result",
+            Self::Error => "error",
+            Self::Other => "",
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for Body {
@@ -213,7 +255,13 @@ impl<'de> Visitor<'de> for BodyVisitor {
                 Member::Id => &mut m.id,
                 Member::Jsonrpc => &mut m.jsonrpc,
                 Member::Method => &mut m.method,
-                Member::Params => &mut m.params,
+                Member::Params => {
+                    let params = map.next_value()?;
+                    if m.params.replace(params).is_some() {
+                        m.repeated.get_or_insert(member);
+                    }
+                    continue;
+                }
                 Member::Result => &mut m.result,
                 Member::Error => &mut m.error,
                 // Parsed, not skipped: serde_json skips without its nesting limit, and a
@@ -223,7 +271,9 @@ impl<'de> Visitor<'de> for BodyVisitor {
                     continue;
                 }
             };
-            *slot = Some(map.next_value()?);
+            if slot.replace(map.next_value()?).is_some() {
+                m.repeated.get_or_insert(member);
+            }
         }
         Ok(Body::Object(m))
     }
@@ -255,6 +305,147 @@ impl<'de> Visitor<'de> for BodyVisitor {
 
     fn visit_unit<E: de::Error>(self) -> Result<Body, E> {
         Ok(Body::Other)
+    }
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ParamsVisitor)
+    }
+}
+
+/// Reads `params`, noting the first member given twice in it or in its `_meta`. Anything
+/// that is not an object is still read whole (its nesting counts against the parser's limit).
+struct ParamsVisitor;
+
+impl<'de> Visitor<'de> for ParamsVisitor {
+    type Value = Params;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("params")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
+        let mut params = Map::new();
+        let mut repeated = None;
+        while let Some(key) = map.next_key::<String>()? {
+            let value = if key == "_meta" {
+                match map.next_value::<Meta>()? {
+                    Meta(value, Some(inner)) => {
+                        repeated.get_or_insert_with(|| format!("_meta.{inner}"));
+                        value
+                    }
+                    Meta(value, None) => value,
+                }
+            } else {
+                map.next_value::<Value>()?
+            };
+            if let Some(key) = insert_new(&mut params, key, value) {
+                repeated.get_or_insert(key);
+            }
+        }
+        Ok(repeated.map_or(Params::Object(params), Params::Repeated))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Params, A::Error> {
+        while seq.next_element::<Value>()?.is_some() {}
+        Ok(Params::Other)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Params, E> {
+        Ok(Params::Other)
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Params, E> {
+        Ok(Params::Other)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Params, E> {
+        Ok(Params::Other)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Params, E> {
+        Ok(Params::Other)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Params, E> {
+        Ok(Params::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Params, E> {
+        Ok(Params::Other)
+    }
+}
+
+/// Inserts `key` unless it is already there; gives the key back if it was.
+fn insert_new(map: &mut Map<String, Value>, key: String, value: Value) -> Option<String> {
+    match map.entry(key) {
+        serde_json::map::Entry::Vacant(slot) => {
+            slot.insert(value);
+            None
+        }
+        serde_json::map::Entry::Occupied(slot) => Some(slot.key().clone()),
+    }
+}
+
+/// `params._meta` read as a value, with the first of its members given twice, if one is.
+struct Meta(Value, Option<String>);
+
+impl<'de> Deserialize<'de> for Meta {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(MetaVisitor)
+    }
+}
+
+struct MetaVisitor;
+
+impl<'de> Visitor<'de> for MetaVisitor {
+    type Value = Meta;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("_meta")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Meta, A::Error> {
+        let mut meta = Map::new();
+        let mut repeated = None;
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value::<Value>()?;
+            if let Some(key) = insert_new(&mut meta, key, value) {
+                repeated.get_or_insert(key);
+            }
+        }
+        Ok(Meta(Value::Object(meta), repeated))
+    }
+
+    // Not an object: kept as it is, for the envelope check to refuse (-32602).
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Meta, A::Error> {
+        let value = Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+        Ok(Meta(value, None))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Meta, E> {
+        Ok(Meta(Value::Bool(v), None))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Meta, E> {
+        Ok(Meta(v.into(), None))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Meta, E> {
+        Ok(Meta(v.into(), None))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Meta, E> {
+        Ok(Meta(v.into(), None))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Meta, E> {
+        Ok(Meta(Value::String(v.to_owned()), None))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Meta, E> {
+        Ok(Meta(Value::Null, None))
     }
 }
 
@@ -387,15 +578,73 @@ mod tests {
     }
 
     #[test]
-    fn a_member_given_twice_keeps_its_last_value() {
-        let m = Incoming::parse(br#"{"jsonrpc":"2.0","id":1,"method":"a","method":"b","id":2}"#)
-            .expect("valid");
+    fn an_envelope_member_given_twice_is_an_invalid_request_naming_it() {
+        for (body, member) in [
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}"#,
+                "method",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"a"}"#,
+                "jsonrpc",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1,"method":"a","params":{},"params":{}}"#,
+                "params",
+            ),
+        ] {
+            let m = err(body);
+            assert_eq!(m.error.code.code(), -32600, "{body}");
+            assert_eq!(m.id, Some(RequestId::Number(1.into())), "{body}");
+            assert!(m.error.message.contains(member), "{}", m.error.message);
+        }
+    }
+
+    #[test]
+    fn a_repeated_id_is_refused_without_an_id() {
+        let m = err(r#"{"jsonrpc":"2.0","id":1,"method":"a","id":2}"#);
+        assert_eq!((m.error.code.code(), m.id), (-32600, None));
+    }
+
+    #[test]
+    fn a_member_given_twice_in_meta_is_invalid_params() {
+        let m = err(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{"a":1,"b":2,"a":3}}}"#,
+        );
+        assert_eq!(m.error.code.code(), -32602);
+        assert_eq!(m.id, Some(RequestId::Number(3.into())));
+        assert!(m.error.message.contains("_meta.a"), "{}", m.error.message);
+    }
+
+    #[test]
+    fn a_params_member_given_twice_is_invalid_params() {
+        let m = err(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+        );
+        assert_eq!(m.error.code.code(), -32602);
+    }
+
+    #[test]
+    fn repeated_members_deeper_than_meta_are_left_to_the_method() {
+        let m = Incoming::parse(
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"arguments":{"k":1,"k":2},"_meta":{"x":{"y":1,"y":2}}}}"#,
+        )
+        .expect("valid");
+        assert!(matches!(m, Incoming::Request(_)));
+    }
+
+    #[test]
+    fn a_meta_that_is_not_an_object_is_kept_for_the_envelope_check() {
+        let m = Incoming::parse(
+            br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":[1,{"a":2}]}}"#,
+        )
+        .expect("valid");
         let Incoming::Request(r) = m else {
             panic!("a request")
         };
         assert_eq!(
-            (r.id, r.method.as_str()),
-            (RequestId::Number(2.into()), "b")
+            r.params.and_then(|p| p.get("_meta").cloned()),
+            Some(serde_json::json!([1, {"a": 2}]))
         );
     }
 

@@ -12,6 +12,8 @@ use super::error::McpError;
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 /// The capabilities a modern request declares (required, an object).
 pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// [`CLIENT_CAPABILITIES`] as an error names it.
+const CAPABILITIES_FIELD: &str = "_meta[\"io.modelcontextprotocol/clientCapabilities\"]";
 /// The client's `{name, version}`, optional.
 pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// The least severe log level the request wants notifications for; absent, none are sent.
@@ -129,7 +131,9 @@ impl RequestMeta {
             )));
         };
         let client_capabilities = match meta.get(CLIENT_CAPABILITIES) {
-            Some(Value::Object(caps)) => ClientCapabilities::new(caps.clone()),
+            Some(Value::Object(caps)) => {
+                ClientCapabilities::declared(caps.clone(), CAPABILITIES_FIELD)?
+            }
             Some(_) => {
                 return Err(McpError::invalid_params(format!(
                     "_meta[\"{CLIENT_CAPABILITIES}\"] must be an object"

@@ -15,8 +15,9 @@
 //! for only about 2^32 seals per key and clients decide how often we seal (see
 //! [`KeyManager`]). Key bytes are wiped from memory when a key is dropped.
 //!
-//! It does not make state single-use: a handler that must redeem something at most once
-//! keeps its own record.
+//! A state opens as often as it is presented until it expires. A tool that must act at most
+//! once per state opts in to single-use states, which the runtime enforces through a bounded
+//! record of states that completed a call (see [`ReplayCache`]).
 //!
 //! Every failure to open is an [`OpenError`] reason for the log; the client always gets the
 //! same fixed `-32602`, built by the dispatcher, never here.
@@ -30,6 +31,7 @@
 //! - `share`: where rings are shared between processes ([`KeyShare`]).
 //! - `key_manager`: the [`KeyManager`] actor that owns the rings, rotates keys, and pushes
 //!   snapshots to workers, so sealing and opening never wait on it.
+//! - `replay`: the record of single-use states ([`ReplayCache`], [`MemoryReplayCache`]).
 //! - `error`: [`OpenError`] and [`SealError`].
 
 mod binding;
@@ -39,9 +41,11 @@ mod error;
 mod key_manager;
 mod keyring;
 mod policy;
+mod replay;
 mod share;
 
 pub use binding::{args_digest, ArgsDigest, Binding};
+pub(crate) use claims::unix_secs;
 pub use claims::Claims;
 pub use codec::{StateKey, ROTATE_AFTER_SEALS};
 pub use error::{OpenError, SealError};
@@ -51,4 +55,8 @@ pub use key_manager::{
 };
 pub use keyring::{KeyRing, KeyRings};
 pub use policy::{open, seal, Payload, SealPolicy};
+pub use replay::{
+    state_digest, Claim, ClaimRefused, MemoryReplayCache, ReplayCache, StateDigest,
+    DEFAULT_MAX_BYTES as DEFAULT_REPLAY_MAX_BYTES, ENTRY_BYTES as REPLAY_ENTRY_BYTES,
+};
 pub use share::{KeyShare, LocalKeyShare, MemoryKeyShare};

@@ -2,6 +2,11 @@
 //! is not on the allow-list are refused (403) before anything else happens. The default allows only loopback names, which
 //! is right for a server bound to localhost; a deployment behind a load balancer lists its
 //! public host names, or `*` when the proxy already enforces them.
+//!
+//! Authorities are read with a real URL parser (the `url` crate, WHATWG rules, as a browser
+//! reads an `Origin`), never by cutting strings: `[::1].evil.com` is not `[::1]`. A header
+//! that is more than a host and a port (userinfo, a path, whitespace) is refused. A repeated
+//! `Host`, `Origin` or `Authorization` is refused first, with 400.
 
 use std::future::{ready, Ready};
 
@@ -56,6 +61,12 @@ where
 
     fn call(&self, req: ServiceRequest) -> Self::Future {
         if let Some(service) = req.app_data::<web::Data<McpService>>() {
+            if let Some(name) = Headers::of(req.request()).repeated_singleton() {
+                tracing::warn!(header = name, "refused a repeated header");
+                service.metrics.record_rejection();
+                let error = McpError::invalid_request(format!("Repeated {name} header"));
+                return Either::Left(ready(Err(RpcError::refused(None, error).into())));
+            }
             if let Err(why) = service.http.guard.check(req.request()) {
                 tracing::warn!(why, "refused by the host/origin guard");
                 service.metrics.record_rejection();
@@ -78,9 +89,16 @@ pub struct HostGuard {
 impl HostGuard {
     /// `hosts`: host names (no port) allowed in `Host` and in `Origin`. `origins`: further
     /// full origins (`https://app.example.com`) allowed in `Origin`. `*` in `hosts` allows any.
+    /// Each is normalised as the parser reads a request's (`LOCALHOST` is `localhost`).
     pub fn new(hosts: Vec<String>, origins: Vec<String>) -> Self {
         Self {
-            hosts: hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
+            hosts: hosts
+                .into_iter()
+                .map(|h| match url::Host::parse(&h) {
+                    Ok(host) if h != "*" => host.to_string(),
+                    _ => h.to_ascii_lowercase(),
+                })
+                .collect(),
             origins: origins
                 .into_iter()
                 .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
@@ -102,26 +120,35 @@ impl HostGuard {
     /// where actix puts HTTP/2's `:authority` pseudo-header and HTTP/1.1's absolute-form
     /// target. Where they differ the URI wins in HTTP (RFC 9112 §3.2.2, RFC 9113 §8.3.1) and
     /// `Host` may win at a proxy, so both must be allowed: a request cannot pick whichever
-    /// suits it. An unreadable `Host` names the empty host, which is refused. Only HTTP/2 may
+    /// suits it. An unreadable `Host` names no host, which is refused. Only HTTP/2 may
     /// leave `Host` out (HTTP/1.1 must send it, RFC 9112 §3.2).
     fn hosts_allowed(&self, req: &HttpRequest) -> bool {
-        let host = Headers::of(req).host().map(strip_port);
-        let authority = req.uri().authority().map(|a| a.host());
+        let host = Headers::of(req).host();
+        let authority = req.uri().authority().map(|a| a.as_str());
         match (host, authority) {
             (None, None) => false,
             (None, Some(_)) if req.version() < Version::HTTP_2 => false,
             _ => host
                 .into_iter()
                 .chain(authority)
-                .all(|h| self.host_allowed(h)),
+                .all(|a| self.authority_allowed(a)),
         }
     }
 
-    /// The allow-list is stored lower-cased; the request's host is compared without a copy.
-    fn host_allowed(&self, host: &str) -> bool {
-        self.hosts
-            .iter()
-            .any(|h| h == "*" || h.eq_ignore_ascii_case(host))
+    /// Whether `authority` (`host[:port]`) is exactly a host and a port, with an allowed host.
+    fn authority_allowed(&self, authority: &str) -> bool {
+        clean(authority)
+            .and_then(|a| url::Url::parse(&format!("http://{a}")).ok())
+            .filter(|url| is_bare_origin(url) && url.path() == "/")
+            .is_some_and(|url| self.url_host_allowed(&url))
+    }
+
+    fn url_host_allowed(&self, url: &url::Url) -> bool {
+        url.host_str().is_some_and(|host| {
+            self.hosts
+                .iter()
+                .any(|h| h == "*" || h.eq_ignore_ascii_case(host))
+        })
     }
 
     /// Why the request is refused, if it is.
@@ -132,27 +159,35 @@ impl HostGuard {
         let Some(origin) = Headers::of(req).origin() else {
             return Ok(());
         };
-        let origin = origin.trim_end_matches('/').to_ascii_lowercase();
-        if self.origins.contains(&origin) {
+        let listed = origin.trim_end_matches('/').to_ascii_lowercase();
+        if self.origins.contains(&listed) {
             return Ok(());
         }
-        let origin_host = origin
-            .split_once("://")
-            .map(|(_, rest)| strip_port(rest))
-            .unwrap_or_default();
-        if origin_host.is_empty() || !self.host_allowed(origin_host) {
-            return Err("Origin not allowed");
+        // An origin is a scheme, a host and a port: `/` is the only path the parser may add.
+        let allowed = clean(origin)
+            .and_then(|o| url::Url::parse(o).ok())
+            .filter(|url| url.origin().is_tuple() && is_bare_origin(url) && url.path() == "/")
+            .is_some_and(|url| self.url_host_allowed(&url));
+        if allowed {
+            Ok(())
+        } else {
+            Err("Origin not allowed")
         }
-        Ok(())
     }
 }
 
-/// `example.com:8080` → `example.com`; `[::1]:8080` → `[::1]`.
-fn strip_port(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.find(']').map_or(host, |end| &host[..=end]);
-    }
-    host.rsplit_once(':').map_or(host, |(h, _)| h)
+/// The header's text when it is all visible ASCII: the parser drops tabs and newlines inside
+/// a URL, so `local\thost` would read as `localhost`, which no proxy would agree with.
+fn clean(text: &str) -> Option<&str> {
+    (!text.is_empty() && text.bytes().all(|b| b.is_ascii_graphic())).then_some(text)
+}
+
+/// No userinfo, query or fragment: nothing but a scheme, a host, a port and a path.
+fn is_bare_origin(url: &url::Url) -> bool {
+    url.username().is_empty()
+        && url.password().is_none()
+        && url.query().is_none()
+        && url.fragment().is_none()
 }
 
 #[cfg(test)]
@@ -261,5 +296,77 @@ mod tests {
             .insert_header(("host", "[::1]:9000"))
             .to_http_request();
         assert!(HostGuard::localhost().check(&req).is_ok());
+    }
+
+    fn host_allowed(host: &str) -> bool {
+        let req = TestRequest::default()
+            .insert_header(("host", host))
+            .to_http_request();
+        HostGuard::localhost().check(&req).is_ok()
+    }
+
+    #[test]
+    fn a_host_that_only_starts_with_an_allowed_one_is_refused() {
+        for host in [
+            "[::1].evil.com",
+            "[::1]evil.com",
+            "[::1]:3000.evil.com",
+            "localhost.evil.com",
+            "localhost:80@evil.com",
+        ] {
+            assert!(!host_allowed(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn a_host_header_that_is_more_than_a_host_and_a_port_is_refused() {
+        for host in [
+            "evil.com@localhost",
+            "localhost/x",
+            "localhost?x",
+            "localhost#x",
+            "local host",
+            "localhost:abc",
+            "localhost:99999",
+            "",
+        ] {
+            assert!(!host_allowed(host), "{host:?}");
+        }
+    }
+
+    #[test]
+    fn loopback_hosts_with_and_without_a_port_are_allowed() {
+        for host in [
+            "[::1]",
+            "[::1]:3000",
+            "localhost",
+            "127.0.0.1:1",
+            "LOCALHOST:8080",
+        ] {
+            assert!(host_allowed(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn an_origin_is_parsed_not_cut() {
+        let check = |origin: &str| {
+            let req = TestRequest::default()
+                .insert_header(("host", "localhost"))
+                .insert_header(("origin", origin))
+                .to_http_request();
+            HostGuard::localhost().check(&req).is_ok()
+        };
+        assert!(check("http://[::1]:3000"));
+        assert!(check("https://localhost"));
+        for origin in [
+            "http://[::1].evil.com",
+            "http://localhost.evil.com",
+            "http://localhost@evil.com",
+            "http://evil.com/localhost",
+            "null",
+            "localhost",
+        ] {
+            assert!(!check(origin), "{origin}");
+        }
     }
 }

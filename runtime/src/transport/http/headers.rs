@@ -37,6 +37,20 @@ impl<'a> Headers<'a> {
         Some(origin.to_str().unwrap_or_default())
     }
 
+    /// The first of `Host`, `Origin` and `Authorization` sent more than once, if one is.
+    /// Each names one thing (the host, the page, the caller), and a proxy reading the first
+    /// of two must not see another than we do: a repeated one is refused, never picked.
+    pub(crate) fn repeated_singleton(&self) -> Option<&'static str> {
+        [
+            (header::HOST, "Host"),
+            (header::ORIGIN, "Origin"),
+            (header::AUTHORIZATION, "Authorization"),
+        ]
+        .into_iter()
+        .find(|(name, _)| self.0.get_all(name).nth(1).is_some())
+        .map(|(_, shown)| shown)
+    }
+
     /// Whether the client reads SSE on a POST (a missing `Accept` accepts anything).
     pub(crate) fn accepts_sse(&self) -> bool {
         self.text("accept")
@@ -109,4 +123,33 @@ impl<'a> Headers<'a> {
 
 fn text(value: &header::HeaderValue) -> HeaderText<'_> {
     value.to_str().map_or(HeaderText::Invalid, HeaderText::Text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::test::TestRequest;
+
+    #[test]
+    fn a_second_host_origin_or_authorization_is_named_and_one_of_each_is_not() {
+        for (name, shown) in [
+            ("host", "Host"),
+            ("origin", "Origin"),
+            ("authorization", "Authorization"),
+        ] {
+            let req = TestRequest::default()
+                .append_header((name, "a"))
+                .append_header((name, "a"))
+                .to_http_request();
+            assert_eq!(Headers::of(&req).repeated_singleton(), Some(shown));
+        }
+        let once = TestRequest::default()
+            .insert_header(("host", "a"))
+            .insert_header(("origin", "b"))
+            .insert_header(("authorization", "c"))
+            .insert_header(("accept", "x"))
+            .append_header(("accept", "y"))
+            .to_http_request();
+        assert_eq!(Headers::of(&once).repeated_singleton(), None);
+    }
 }
