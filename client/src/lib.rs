@@ -47,6 +47,54 @@ mod session;
 mod simple;
 mod transport;
 
+/// Entry points for the fuzz targets (`fuzz/`): the client's framing of what a server sends,
+/// fed arbitrary bytes. Not part of the API.
+#[doc(hidden)]
+pub mod fuzzing {
+    use futures_util::FutureExt;
+    use tokio::io::{AsyncBufReadExt, BufReader};
+
+    use crate::transport::{sse, stdio};
+
+    /// Feeds `data` to the SSE parser whole and again in chunks cut where `cuts` says
+    /// (each a chunk length), and checks that the cut makes no difference; each event's data
+    /// is then read as a JSON-RPC message, as the HTTP transport reads it.
+    pub fn sse_framing(cuts: &[u8], data: &[u8]) {
+        let whole = sse::Parser::default().push(data);
+        let mut chunked = Vec::new();
+        let mut parser = sse::Parser::default();
+        let mut rest = data;
+        for &cut in cuts.iter().cycle().take(data.len()) {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, tail) = rest.split_at(usize::from(cut).clamp(1, rest.len()));
+            chunked.extend(parser.push(chunk));
+            rest = tail;
+        }
+        chunked.extend(parser.push(rest));
+        assert_eq!(
+            whole, chunked,
+            "the SSE events depend on how the bytes were cut"
+        );
+        for event in whole {
+            if let Ok(value) = serde_json::from_str(&event.data) {
+                let _ = crate::protocol::jsonrpc::Incoming::parse(value);
+            }
+        }
+    }
+
+    /// Reads `data` as a server's stdout: lines as the stdio transport frames them (tokio's
+    /// `lines`, which stops at the first line that is not UTF-8), each read as a message.
+    pub fn stdio_framing(data: &[u8]) {
+        let mut lines = BufReader::new(data).lines();
+        // A slice never waits: every read is ready at once.
+        while let Some(Ok(Some(line))) = lines.next_line().now_or_never() {
+            let _ = stdio::message_of(&line);
+        }
+    }
+}
+
 pub use client::{Client, ClientBuilder, CompletionRef};
 pub use error::{Error, HandlerError};
 pub use mrtr::{Retry, DEFAULT_MAX_ROUNDS};

@@ -143,6 +143,21 @@ async fn write_line(
     stdin.flush().await
 }
 
+/// The message one line of the server's stdout carries: `None` for a blank line, or one that
+/// is not a JSON-RPC message (logged and skipped).
+pub(crate) fn message_of(line: &str) -> Option<Incoming> {
+    if line.trim().is_empty() {
+        return None;
+    }
+    match serde_json::from_str::<Value>(line).map(Incoming::parse) {
+        Ok(Ok(message)) => Some(message),
+        _ => {
+            tracing::warn!(%line, "not a JSON-RPC message on the server's stdout");
+            None
+        }
+    }
+}
+
 /// The reader task: every line of the server's stdout.
 async fn read(
     stdout: ChildStdout,
@@ -152,15 +167,8 @@ async fn read(
 ) {
     let mut lines = BufReader::new(stdout).lines();
     while let Ok(Some(line)) = lines.next_line().await {
-        if line.trim().is_empty() {
+        let Some(message) = message_of(&line) else {
             continue;
-        }
-        let message = match serde_json::from_str::<Value>(&line).map(Incoming::parse) {
-            Ok(Ok(message)) => message,
-            _ => {
-                tracing::warn!(%line, "not a JSON-RPC message on the server's stdout");
-                continue;
-            }
         };
         match message {
             Incoming::Response {
