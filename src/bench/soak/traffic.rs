@@ -156,11 +156,20 @@ impl Worker {
         }
     }
 
-    /// The kind of this worker's next turn (what the rate is charged for).
+    /// The kind of this worker's next turn (what the rate is charged for). A listen stream
+    /// takes its place among the [`MAX_OPEN_LISTENS`] here, when it is chosen: counted only
+    /// once acknowledged, the streams still opening (up to one per worker, and many under
+    /// load) came on top of the open ones, and went past the server's per-caller cap.
     pub(super) fn next_kind(&mut self) -> Kind {
         self.turn += 1;
         match CYCLE[self.turn % CYCLE.len()] {
             Kind::Listen if self.shared.open_listens.get() >= MAX_OPEN_LISTENS => Kind::Echo,
+            Kind::Listen => {
+                self.shared
+                    .open_listens
+                    .set(self.shared.open_listens.get() + 1);
+                Kind::Listen
+            }
             kind => kind,
         }
     }
@@ -259,7 +268,8 @@ impl Worker {
     }
 
     /// Opens a `subscriptions/listen` stream, checks its acknowledgement, and leaves it open
-    /// for [`LISTEN_HOLD`] on a task of its own, then closes it.
+    /// for [`LISTEN_HOLD`] on a task of its own, then closes it. Its place among the open
+    /// streams was taken when it was chosen ([`Worker::next_kind`]); it is given back here.
     async fn listen(&mut self) {
         self.shared.sent("listen");
         let id = self.id();
@@ -286,11 +296,11 @@ impl Worker {
                 }
             }
         };
+        let shared = self.shared.clone();
         let Some(stream) = self.judge("listen", started, opened) else {
+            shared.open_listens.set(shared.open_listens.get() - 1);
             return;
         };
-        let shared = self.shared.clone();
-        shared.open_listens.set(shared.open_listens.get() + 1);
         actix_rt::spawn(async move {
             actix_rt::time::sleep(LISTEN_HOLD).await;
             drop(stream);
@@ -476,6 +486,32 @@ mod tests {
         assert!(check_refusal(200, body, 400, -32700).is_err());
         assert!(check_refusal(400, body, 400, -32600).is_err());
         assert!(check_refusal(400, b"<html>", 400, -32700).is_err());
+    }
+
+    #[actix_rt::test]
+    async fn a_listen_takes_its_place_among_the_open_ones_when_it_is_chosen() {
+        let shared = Rc::new(Shared {
+            url: "http://127.0.0.1:9/t/demo/mcp".into(),
+            authorization: None,
+            timeout: Duration::from_secs(1),
+            bodies: Bodies::new("soak"),
+            tally: RefCell::new(Tally::new()),
+            totals: RefCell::new(Totals::default()),
+            open_listens: Cell::new(0),
+            hostile: Cell::new(0),
+            oversized: String::new(),
+        });
+        // Many workers choosing at once, none of their streams open yet: no more listens
+        // than the cap may be under way.
+        let mut workers: Vec<_> = (0..64).map(|i| Worker::new(shared.clone(), i)).collect();
+        let mut chosen = 0;
+        for _ in 0..CYCLE.len() {
+            for worker in &mut workers {
+                chosen += usize::from(worker.next_kind() == Kind::Listen);
+            }
+        }
+        assert_eq!(chosen, MAX_OPEN_LISTENS);
+        assert_eq!(shared.open_listens.get(), MAX_OPEN_LISTENS);
     }
 
     #[test]
