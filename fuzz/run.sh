@@ -4,6 +4,9 @@
 #   fuzz/run.sh SECONDS [TARGET...]   run each TARGET (default: every target) for SECONDS;
 #                                     fails on the first crash, leak or timeout
 #   fuzz/run.sh install               only install cargo-fuzz
+#   RUNS=N fuzz/run.sh SECONDS ...    stop each target after N executions (or SECONDS,
+#                                     whichever comes first), e.g. RUNS=10000000 for the
+#                                     figures in BENCHMARKS.md
 #
 # cargo-fuzz is installed into .cache/cargo-fuzz (gitignored), pinned. The toolchain is
 # stable; cargo-fuzz passes nightly-only flags (-Zsanitizer=address, sancov), which
@@ -51,5 +54,6 @@ for target in "${targets[@]}"; do
   seeds=()
   [[ -d "seeds/$target" ]] && seeds=("seeds/$target")
   "../$cargo_fuzz" run "$target" "corpus/$target" "${seeds[@]}" -- \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+    -max_total_time="$seconds" ${RUNS:+-runs="$RUNS"} -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1
 done
