@@ -53,9 +53,9 @@ pub const fn listen_uri(len: u64) -> u64 {
 
 /// What a request a legacy session runs (a held shim flow) is charged for the `bytes` of its
 /// params: 2¼ times their size. Measured 2026-12-04 besides the 17.6 KiB of a flow with tiny
-/// arguments, each flow on an HTTP/1.1 connection of its own: 2.0–2.06 times the arguments'
-/// size from 4 to 126 KiB (287 KiB per flow with 126 KiB of them), 1.4–1.6 times from 130 to
-/// 512 KiB, 1.15 at 1 MiB. The parsed params are one copy; where the other lives (the request's
+/// arguments, each flow on an HTTP/1.1 connection of its own: 1.9–2.14 times the arguments'
+/// size from 4 to 126 KiB (287 KiB per flow with 126 KiB of them), 1.1–1.6 times from 128 to
+/// 768 KiB, 1.15 at 1 MiB. The parsed params are one copy; where the other lives (the request's
 /// bytes in the connection's buffers, most likely) was not traced.
 pub const fn kept_request(bytes: u64) -> u64 {
     bytes.saturating_mul(9) / 4
