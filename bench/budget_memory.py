@@ -13,13 +13,25 @@ the budget charges for one:
                     refused attempts leave behind should be ~0 per attempt
   flow-tiny         held shim flows (`test_elicitation`, waiting for the client's answer) with
                     tiny arguments, one HTTP/1.1 connection each
+  flow-126k         the same with 126 KiB of arguments (where the arguments weighed most:
+                    about twice their size, and the most besides)
+  flow-256k         the same with 256 KiB of arguments
   flow-1mib         the same with ~1 MiB of arguments
+  listen-empty      `subscriptions/listen` streams following tools only (no resource
+                    subscriptions), one HTTP/1.1 connection each
+  listen-short      listen streams following 256 resource URIs of 32 bytes each
+  listen-mid        listen streams following 60 resource URIs of 2048 bytes each (a 120 KiB
+                    request: where the URIs weighed most, about 3.2 times their size)
+  listen-max        listen streams following 256 resource URIs of 2048 bytes each (the caps)
 
-Every case starts a fresh server, so one case's allocations do not hide another's. Linux only
-(reads /proc). Uses the standard library only.
+Every case starts a fresh server, so one case's allocations do not hide another's, and opens
+WARMUP items before it reads the RSS it measures from, so that what the first item sets up
+once (thread caches, lazily built tables, the allocator's first pages) is not counted per item.
+Linux only (reads /proc). Uses the standard library only.
 
 usage:  cargo build --release && python3 bench/budget_memory.py
 env:    ROUNDTRIP_BIN (target/release/roundtrip)  COUNT (200; the 1 MiB cases use COUNT/4)
+        WARMUP (10 items per case, not counted)
         CASES (comma-separated names from the list above; default all)
 Record the table in BENCHMARKS.md, and adjust figures.rs if an overhead is below what is
 measured.
@@ -38,14 +50,20 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.environ.get("ROUNDTRIP_BIN", os.path.join(ROOT, "target", "release", "roundtrip"))
 COUNT = int(os.environ.get("COUNT", "200"))
+WARMUP = int(os.environ.get("WARMUP", "10"))
 CASES = [c for c in os.environ.get("CASES", "").split(",") if c]
 TENANT = "conformance"
 VERSION = "2025-11-25"
+MODERN = "2026-07-28"
 MIB = 1024 * 1024
 
-# The budget's figures (runtime/src/budget/figures.rs): keep in step.
-SESSION = 4 * 1024
-FLOW = 16 * 1024
+# The budget's figures (runtime/src/budget/figures.rs): keep in step. A flow's params are
+# charged 2 1/4 times (figures::kept_request), a listen stream's URIs 4 times
+# (figures::listen_uri).
+SESSION = 8 * 1024
+FLOW = 24 * 1024
+LISTEN_STREAM = 16 * 1024
+LISTEN_URI = 128
 
 
 def mem_total():
@@ -79,6 +97,9 @@ class Server:
             "ROUNDTRIP_LEGACY__MAX_REQUESTS_PER_SESSION": "1000000",
             "ROUNDTRIP_BUDGETS__CALLER_BYTES": big,
             "ROUNDTRIP_BUDGETS__TENANT_BYTES": big,
+            "ROUNDTRIP_STREAMS__MAX_LISTEN": "1000000",
+            "ROUNDTRIP_STREAMS__MAX_LISTEN_PER_TENANT": "1000000",
+            "ROUNDTRIP_STREAMS__MAX_LISTEN_PER_CALLER": "1000000",
             # At most 3/4 of the machine, as start-up requires.
             "ROUNDTRIP_BUDGETS__PROCESS_BYTES": str(mem_total() // 4 * 3),
         })
@@ -103,9 +124,10 @@ class Server:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def post(server, body, session=None, keep=False):
+def post(server, body, session=None, keep=False, until=b'"roundtrip-', extra=()):
     """POSTs `body` on a new connection. keep=False: the whole reply (status, headers, body).
-    keep=True: reads until the shim's first leg (`roundtrip-N`) and returns the open socket."""
+    keep=True: reads until `until` arrives (by default the shim's first leg, `roundtrip-N`)
+    and returns the open socket."""
     data = json.dumps(body).encode()
     head = [
         f"POST /t/{TENANT}/mcp HTTP/1.1",
@@ -116,6 +138,7 @@ def post(server, body, session=None, keep=False):
     ]
     if session:
         head += [f"Mcp-Session-Id: {session}", f"MCP-Protocol-Version: {VERSION}"]
+    head += list(extra)
     if not keep:
         head.append("Connection: close")
     sock = socket.create_connection((server.host, server.port))
@@ -126,11 +149,11 @@ def post(server, body, session=None, keep=False):
         if not chunk:
             break
         buf += chunk
-        if keep and b'"roundtrip-' in buf:
+        if keep and until in buf:
             return sock
     sock.close()
     if keep:
-        raise SystemExit(f"no leg arrived: {buf[:300]!r}")
+        raise SystemExit(f"{until!r} never arrived: {buf[:300]!r}")
     head, _, rest = buf.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1])
@@ -159,21 +182,30 @@ def max_caps():
     }
 
 
+def growth_per_item(server, one, count):
+    """Opens WARMUP items with `one()`, then `count` more: the RSS growth per counted item."""
+    for _ in range(WARMUP):
+        one()
+    time.sleep(0.5)
+    before = server.rss()
+    for _ in range(count):
+        one()
+    time.sleep(0.5)
+    return (server.rss() - before) / count
+
+
 def case_sessions(caps, count, expect_ok=True):
     server = Server()
     try:
-        time.sleep(0.5)
-        before = server.rss()
-        kept = []
-        for _ in range(count):
+        def one():
             status, sid = initialize(server, caps)
             if expect_ok and status != 200:
                 raise SystemExit(f"initialize refused ({status}) in a case that expects sessions")
-            kept.append(sid)
-        time.sleep(0.5)
-        after = server.rss()
+            if not expect_ok and status == 200:
+                raise SystemExit("initialize accepted in a case that expects a refusal")
+        per_item = growth_per_item(server, one, count)
         charged = SESSION + len(json.dumps(caps, separators=(",", ":"))) if expect_ok else 0
-        return (after - before) / count, charged
+        return per_item, charged
     finally:
         server.stop()
 
@@ -184,21 +216,45 @@ def case_flows(pad_bytes, count):
         status, sid = initialize(server, {"elicitation": {"form": {}}})
         if status != 200:
             raise SystemExit(f"initialize refused ({status})")
-        time.sleep(0.5)
-        before = server.rss()
+        params = {"name": "test_elicitation",
+                  "arguments": {"message": "hold", "pad": "p" * pad_bytes}}
         held = []
-        params = None
-        for i in range(count):
-            params = {"name": "test_elicitation",
-                      "arguments": {"message": "hold", "pad": "p" * pad_bytes}}
-            body = {"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": params}
+
+        def one():
+            body = {"jsonrpc": "2.0", "id": 10 + len(held), "method": "tools/call",
+                    "params": params}
             held.append(post(server, body, session=sid, keep=True))
-        time.sleep(0.5)
-        after = server.rss()
+        per_item = growth_per_item(server, one, count)
         for sock in held:
             sock.close()
-        charged = FLOW + len(json.dumps(params, separators=(",", ":")))
-        return (after - before) / count, charged
+        charged = FLOW + len(json.dumps(params, separators=(",", ":"))) * 9 // 4
+        return per_item, charged
+    finally:
+        server.stop()
+
+
+def case_listens(uris, count):
+    server = Server()
+    try:
+        meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientInfo": {"name": "budget-memory", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {}}
+        notifications = {"toolsListChanged": True}
+        if uris:
+            notifications["resourceSubscriptions"] = uris
+        body = {"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",
+                "params": {"notifications": notifications, "_meta": meta}}
+        extra = [f"MCP-Protocol-Version: {MODERN}", "Mcp-Method: subscriptions/listen"]
+        held = []
+
+        def one():
+            held.append(post(server, body, keep=True, until=b"subscriptions/acknowledged",
+                             extra=extra))
+        per_item = growth_per_item(server, one, count)
+        for sock in held:
+            sock.close()
+        charged = LISTEN_STREAM + sum(LISTEN_URI + 4 * len(u) for u in uris)
+        return per_item, charged
     finally:
         server.stop()
 
@@ -214,14 +270,24 @@ def main():
         "session-1mib": lambda: case_sessions({"experimental": {"pad": "x" * one_mib}}, big,
                                               expect_ok=False),
         "flow-tiny": lambda: case_flows(16, COUNT),
+        "flow-126k": lambda: case_flows(126 * 1024, big),
+        "flow-256k": lambda: case_flows(256 * 1024, big),
         "flow-1mib": lambda: case_flows(one_mib, big),
+        "listen-empty": lambda: case_listens([], COUNT),
+        "listen-short": lambda: case_listens(
+            [f"conformance://r/{i:04}/" + "u" * (32 - 21) for i in range(256)], COUNT),
+        "listen-mid": lambda: case_listens(
+            [f"conformance://r/{i:04}/" + "u" * (2048 - 21) for i in range(60)], big),
+        "listen-max": lambda: case_listens(
+            [f"conformance://r/{i:04}/" + "u" * (2048 - 21) for i in range(256)], big),
     }
     names = CASES or list(cases)
+    print(f"# {BIN} COUNT={COUNT} WARMUP={WARMUP} (the 1 MiB, 126 KiB, 256 KiB, listen-mid and listen-max cases: {big})")
     print(f"{'case':<14} {'items':>6} {'RSS per item':>14} {'charged':>10}")
     for name in names:
         if name not in cases:
             raise SystemExit(f"unknown case {name}; known: {', '.join(cases)}")
-        count = big if name.endswith("1mib") else COUNT
+        count = big if name.endswith(("1mib", "k", "listen-mid", "listen-max")) else COUNT
         per_item, charged = cases[name]()
         print(f"{name:<14} {count:>6} {per_item / 1024:>11.1f} KiB {charged / 1024:>7.1f} KiB",
               flush=True)

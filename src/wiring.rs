@@ -129,12 +129,14 @@ impl Dispatching {
 }
 
 /// Builds [`Dispatching`] inside the current actix System, its key rings kept in `share`:
-/// this process's own ([`LocalKeyShare`]), or one other processes share.
+/// this process's own ([`LocalKeyShare`]), or one other processes share. Refuses first a
+/// process byte budget the machine cannot give (both `serve` and `stdio` come through here).
 pub async fn dispatching(
     config: &Config,
     registry: &TenantRegistry,
     share: Box<dyn KeyShare>,
 ) -> anyhow::Result<Dispatching> {
+    config.budgets.check_machine()?;
     let policy = SealPolicy {
         ttl: Duration::from_secs(config.state.ttl_secs),
         clock_skew: Duration::from_secs(config.state.clock_skew_secs),
@@ -209,7 +211,6 @@ pub async fn start_sharing(
     share: Box<dyn KeyShare>,
 ) -> anyhow::Result<Running> {
     config.validate()?;
-    config.budgets.check_machine()?;
     let Dispatching {
         mut runtime,
         keys,

@@ -405,13 +405,12 @@ impl Session {
             return Box::pin(fut::ready(Reply::Error(error)));
         }
         // The flow keeps its params (a held shim flow for as long as its client takes to
-        // answer): charged to the caller until it ends.
+        // answer): charged to the caller until it ends (`figures::kept_request`).
         let params = request.params.as_ref().map_or(0, figures::json_size);
-        let charge = match self
-            .legacy
-            .ledger
-            .charge(self.charge.account(), figures::FLOW + params)
-        {
+        let charge = match self.legacy.ledger.charge(
+            self.charge.account(),
+            figures::FLOW + figures::kept_request(params),
+        ) {
             Ok(charge) => charge,
             Err(refusal) => {
                 tracing::warn!(tenant = self.tenant.slug(), %refusal, "legacy request refused");

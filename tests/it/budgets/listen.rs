@@ -1,10 +1,12 @@
 //! `subscriptions/listen` streams: capped per caller, per tenant and per process (a closed
-//! stream gives its slot back), their resource subscriptions capped in count and URI length,
-//! kept alive by comments while idle, and closed after idling too long.
+//! stream gives its slot back), charged to the caller's byte budget with their URIs, their
+//! resource subscriptions capped in count and URI length, kept alive by comments while idle,
+//! and closed after idling too long.
 
 use std::time::Duration;
 
 use futures_util::StreamExt;
+use roundtrip_runtime::budget::figures::{listen_uri, LISTEN_STREAM};
 use serde_json::{json, Value};
 
 use super::assert_refused;
@@ -90,6 +92,24 @@ async fn a_closed_listen_stream_gives_its_slot_back() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("the closed stream's slot never came back");
+}
+
+#[actix_web::test]
+async fn a_listen_stream_past_the_callers_byte_budget_is_refused_with_429() {
+    // 100-byte URIs: each is charged LISTEN_URI and four times its length.
+    let uris =
+        |n: usize| -> Vec<String> { (0..n).map(|i| format!("lab://items/{i:088}")).collect() };
+    let budget = LISTEN_STREAM + 100 * listen_uri(100);
+    let server = Server::start_with(|c| c.budgets.caller_bytes = budget).await;
+    let over = listen(json!({"resourceSubscriptions": uris(101)}));
+    let refused = server.post(LAB, &over).send_unchecked().await;
+    assert_refused(&refused, -31429, 429, Some("caller"));
+    let fits = listen(json!({"resourceSubscriptions": uris(100)}));
+    let mut events = server.post(LAB, &fits).open().await;
+    assert_eq!(events.status, 200);
+    let ack = events.next().await.expect("an acknowledgement");
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    server.stop().await;
 }
 
 #[actix_web::test]

@@ -1,12 +1,12 @@
 //! Byte budgets on legacy sessions: what a session keeps (`figures::SESSION` and its
-//! capabilities), its GET streams, its held flows (`figures::FLOW` and their params) and the
-//! answers they hold are charged to its caller, its tenant and the process; the session's end
-//! gives them back. Bounded capabilities.
+//! capabilities), its GET streams, its held flows (`figures::FLOW` and 2¼ times their params)
+//! and the answers they hold are charged to its caller, its tenant and the process; the
+//! session's end gives them back. Bounded capabilities.
 
 use std::time::Duration;
 
 use awc::http::Method;
-use roundtrip_runtime::budget::figures::{FLOW, SESSION, SESSION_STREAM};
+use roundtrip_runtime::budget::figures::{kept_request, FLOW, SESSION, SESSION_STREAM};
 use serde_json::json;
 
 use super::assert_refused;
@@ -76,7 +76,7 @@ async fn a_tenants_own_memory_budget_replaces_the_servers_for_that_tenant_only()
     let _b = server
         .legacy_session_as(LAB, None, LEGACY_VERSION, json!({}))
         .await;
-    // Two anonymous sessions from one address fill the tenant's 10 KiB.
+    // Two anonymous sessions from one address fill the tenant's budget.
     let refused = server
         .initialize_reply(LAB, None, LEGACY_VERSION, json!({}))
         .await;
@@ -133,9 +133,9 @@ async fn deleting_a_session_gives_its_bytes_back() {
 
 #[actix_web::test]
 async fn a_held_flow_is_charged_its_params_until_it_ends() {
-    // A session and a flow with 20 kB of arguments leave no room for a second session; once
-    // the flow ends there is.
-    let budget = SESSION + FLOW + 20_000 + SESSION / 2;
+    // A session and a flow with 20 kB of arguments (charged 2¼ times) leave no room for a
+    // second session; once the flow ends there is.
+    let budget = SESSION + FLOW + kept_request(20_000) + SESSION / 2;
     let server = Server::start_with(|c| c.budgets.caller_bytes = budget).await;
     let session = server.legacy_session(LAB, all_caps()).await;
     let pad = "x".repeat(20_000);
@@ -244,4 +244,23 @@ async fn a_process_budget_above_three_quarters_of_the_machine_stops_the_start() 
         Err(e) => e.to_string(),
     };
     assert!(error.contains("process memory budget"), "{error}");
+}
+
+#[test]
+fn a_process_budget_above_three_quarters_of_the_machine_stops_stdio() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_roundtrip"))
+        .args(["stdio", "--tenant", "conformance"])
+        .env("ROUNDTRIP_DATA_DIR", crate::support::scratch_dir())
+        .env("ROUNDTRIP_BUDGETS__PROCESS_BYTES", (1u64 << 60).to_string())
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("roundtrip stdio runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "stdio served with a 1 EiB memory budget"
+    );
+    assert!(stderr.contains("process memory budget"), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing on stdout");
 }

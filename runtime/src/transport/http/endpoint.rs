@@ -318,13 +318,14 @@ async fn modern(
 
 /// An accepted `subscriptions/listen` becomes a stream only if there is room for it: file
 /// descriptors to spare, the caller's, tenant's and process's caps on open listen streams,
-/// and their byte budgets ([`figures::LISTEN_STREAM`] and each URI). Otherwise its refusal.
+/// and their byte budgets ([`figures::LISTEN_STREAM`] and [`figures::listen_uri`] of each URI).
+/// Otherwise its refusal.
 /// The charges go with the stream and are given back when it closes.
 fn admit_listen(mut listen: Listen, account: &Account, service: &McpService) -> Reply {
     let bytes = figures::LISTEN_STREAM
         + listen
             .uris()
-            .map(|uri| figures::LISTEN_URI + uri.len() as u64)
+            .map(|uri| figures::listen_uri(uri.len() as u64))
             .sum::<u64>();
     let admitted = service.descriptors.room_for_stream().and_then(|()| {
         let count = service.listens.charge(account, 1)?;
