@@ -87,6 +87,15 @@ pub enum Error {
         /// The method called.
         method: String,
     },
+    /// One SSE event of the answer held more bytes than the client allows
+    /// ([`MAX_MESSAGE_BYTES`](crate::MAX_MESSAGE_BYTES)); the stream is dropped.
+    #[error("{method}: an event of the response stream is longer than {limit} bytes")]
+    EventTooLong {
+        /// The method called.
+        method: String,
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// No answer within the configured time.
     #[error("{method}: no answer within {timeout:?}")]
     Timeout {

@@ -52,7 +52,7 @@ mod transport;
 #[doc(hidden)]
 pub mod fuzzing {
     use futures_util::FutureExt;
-    use tokio::io::{AsyncBufReadExt, BufReader};
+    use tokio::io::BufReader;
 
     use crate::transport::{sse, stdio};
 
@@ -61,7 +61,7 @@ pub mod fuzzing {
     /// is then read as a JSON-RPC message, as the HTTP transport reads it.
     pub fn sse_framing(cuts: &[u8], data: &[u8]) {
         let whole = sse::Parser::default().push(data);
-        let mut chunked = Vec::new();
+        let mut chunked = Ok(Vec::new());
         let mut parser = sse::Parser::default();
         let mut rest = data;
         for &cut in cuts.iter().cycle().take(data.len()) {
@@ -69,28 +69,44 @@ pub mod fuzzing {
                 break;
             }
             let (chunk, tail) = rest.split_at(usize::from(cut).clamp(1, rest.len()));
-            chunked.extend(parser.push(chunk));
+            chunked = chunked.and_then(|mut events: Vec<_>| {
+                events.extend(parser.push(chunk)?);
+                Ok(events)
+            });
             rest = tail;
         }
-        chunked.extend(parser.push(rest));
+        chunked = chunked.and_then(|mut events| {
+            events.extend(parser.push(rest)?);
+            Ok(events)
+        });
         assert_eq!(
             whole, chunked,
             "the SSE events depend on how the bytes were cut"
         );
-        for event in whole {
+        for event in whole.unwrap_or_default() {
             if let Ok(value) = serde_json::from_str(&event.data) {
                 let _ = crate::protocol::jsonrpc::Incoming::parse(value);
             }
         }
     }
 
-    /// Reads `data` as a server's stdout: lines as the stdio transport frames them (tokio's
-    /// `lines`, which stops at the first line that is not UTF-8), each read as a message.
+    /// Reads `data` as a server's stdout: lines as the stdio transport frames them (an
+    /// over-long line dropped, one that is not UTF-8 skipped), each read as a message.
     pub fn stdio_framing(data: &[u8]) {
-        let mut lines = BufReader::new(data).lines();
+        // A small limit, so that the fuzzer reaches the over-long lines as well.
+        const LIMIT: usize = 256;
+        let mut reader = BufReader::new(data);
+        let mut line = Vec::new();
         // A slice never waits: every read is ready at once.
-        while let Some(Ok(Some(line))) = lines.next_line().now_or_never() {
-            let _ = stdio::message_of(&line);
+        while let Some(Ok(read)) = stdio::next_line(&mut reader, &mut line, LIMIT).now_or_never() {
+            match read {
+                stdio::Line::Whole => {
+                    assert!(line.len() <= LIMIT, "a line past the limit was kept");
+                    let _ = stdio::message_of(&line);
+                }
+                stdio::Line::TooLong => {}
+                stdio::Line::End => break,
+            }
         }
     }
 }
@@ -100,3 +116,4 @@ pub use error::{Error, HandlerError};
 pub use mrtr::{Retry, DEFAULT_MAX_ROUNDS};
 pub use protocol::version::{Era, EraChoice, ProtocolVersion};
 pub use session::ServerInfo;
+pub use transport::MAX_MESSAGE_BYTES;

@@ -21,7 +21,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE, 
 use reqwest::{Response, StatusCode, Url};
 use serde_json::Value;
 
-use super::sse::{Event, Parser};
+use super::sse::{Event, Parser, TooLong};
 use super::{serve, Answer, Outgoing};
 use crate::error::Error;
 use crate::handler::{Handlers, InputContext};
@@ -67,7 +67,16 @@ struct Endpoint {
     session: Mutex<Option<HeaderValue>>,
 }
 
-type Events = BoxStream<'static, Result<Event, reqwest::Error>>;
+type Events = BoxStream<'static, Result<Event, Broken>>;
+
+/// Why a response stream broke.
+#[derive(Debug)]
+enum Broken {
+    /// The connection failed.
+    Network(reqwest::Error),
+    /// An event went past the client's limit.
+    TooLong(TooLong),
+}
 
 /// Our answers to a server's requests, on their way.
 type Answering = FuturesUnordered<BoxFuture<'static, ()>>;
@@ -306,11 +315,18 @@ impl Endpoint {
             };
             let event = match event {
                 Some(Ok(event)) => event,
+                // Resuming would only replay the same event.
+                Some(Err(Broken::TooLong(TooLong { limit }))) => {
+                    return Err(Error::EventTooLong {
+                        method: out.method.clone(),
+                        limit,
+                    })
+                }
                 ended => {
                     // The stream ended, or broke, before the response.
                     let Some(resume_from) = last_id.clone() else {
                         return Err(match ended {
-                            Some(Err(source)) => self.network(&out.method, source),
+                            Some(Err(Broken::Network(source))) => self.network(&out.method, source),
                             _ => Error::StreamEnded {
                                 method: out.method.clone(),
                             },
@@ -524,6 +540,9 @@ async fn listen(
             Some(()) = answering.next(), if !answering.is_empty() => continue,
         };
         let Some(Ok(event)) = event else {
+            if let Some(Err(Broken::TooLong(e))) = event {
+                tracing::warn!(METHOD, error = %e, "the standalone stream is dropped");
+            }
             // The stream is over; the answers already begun still go out.
             while answering.next().await.is_some() {}
             return;
@@ -561,17 +580,27 @@ fn is_event_stream(response: &Response) -> bool {
         .is_some_and(|ct| ct.trim_start().starts_with("text/event-stream"))
 }
 
-/// The response's body as SSE events.
+/// The response's body as SSE events; the stream ends after its first error.
 fn events(response: Response) -> Events {
     let mut parser = Parser::default();
     response
         .bytes_stream()
         .map(move |chunk| {
-            chunk.map(|bytes| futures_util::stream::iter(parser.push(&bytes).into_iter().map(Ok)))
+            chunk
+                .map_err(Broken::Network)
+                .and_then(|bytes| parser.push(&bytes).map_err(Broken::TooLong))
         })
-        .flat_map(|chunk| match chunk {
-            Ok(events) => events.boxed(),
-            Err(e) => futures_util::stream::once(async move { Err(e) }).boxed(),
+        .scan(false, |failed, chunk| {
+            let step = match chunk {
+                _ if *failed => None,
+                Ok(events) => Some(futures_util::stream::iter(events.into_iter().map(Ok)).boxed()),
+                Err(e) => {
+                    *failed = true;
+                    Some(futures_util::stream::once(async move { Err(e) }).boxed())
+                }
+            };
+            futures_util::future::ready(step)
         })
+        .flatten()
         .boxed()
 }

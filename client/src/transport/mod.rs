@@ -16,6 +16,10 @@ use crate::handler::{Handlers, InputContext, Unanswered};
 use crate::protocol::input::InputRequest;
 use crate::protocol::jsonrpc::{RequestId, RpcError};
 
+/// The most bytes the client holds for one message from a server: one SSE event, or one
+/// line of a stdio server's stdout (the same order as the server's own 1 MiB line cap).
+pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
+
 /// One request, ready to go.
 #[derive(Debug, Clone)]
 pub(crate) struct Outgoing {

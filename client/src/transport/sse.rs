@@ -5,6 +5,20 @@
 //! comment lines (`:` keep-alives) are skipped. A block with an `id` or `retry` but no data
 //! is still handed out, so the reader can record where the stream stands (the 2025-11-25
 //! priming event is exactly that).
+//!
+//! The bytes held for one event (its current line and the data lines so far) are capped at
+//! the parser's limit ([`MAX_MESSAGE_BYTES`] by default): a server that never ends a line or
+//! an event gets [`TooLong`] instead of the client's memory.
+
+use super::MAX_MESSAGE_BYTES;
+
+/// One event held more bytes than the parser's limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("an SSE event longer than {limit} bytes")]
+pub(crate) struct TooLong {
+    /// The limit.
+    pub(crate) limit: usize,
+}
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -18,8 +32,12 @@ pub(crate) struct Event {
 }
 
 /// The parser's state between chunks.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Parser {
+    /// The most bytes one event may hold.
+    limit: usize,
+    /// The bytes the current event holds: its data lines and the line being read.
+    held: usize,
     line: Vec<u8>,
     /// The previous byte was a CR: a following LF belongs to the same line end.
     after_cr: bool,
@@ -29,9 +47,30 @@ pub(crate) struct Parser {
     started: bool,
 }
 
+impl Default for Parser {
+    fn default() -> Self {
+        Self::with_limit(MAX_MESSAGE_BYTES)
+    }
+}
+
 impl Parser {
-    /// Feeds `chunk`; returns the events it completes.
-    pub(crate) fn push(&mut self, chunk: &[u8]) -> Vec<Event> {
+    /// A parser holding at most `limit` bytes for one event.
+    pub(crate) fn with_limit(limit: usize) -> Self {
+        Self {
+            limit,
+            held: 0,
+            line: Vec::new(),
+            after_cr: false,
+            data: Vec::new(),
+            id: None,
+            retry: None,
+            started: false,
+        }
+    }
+
+    /// Feeds `chunk`; returns the events it completes, or [`TooLong`] once an event holds
+    /// more than the limit (the stream is then beyond use: the parser stays failed).
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<Vec<Event>, TooLong> {
         let mut events = Vec::new();
         for &byte in chunk {
             if self.after_cr {
@@ -48,14 +87,21 @@ impl Parser {
                         events.push(event);
                     }
                 }
-                _ => self.line.push(byte),
+                _ => {
+                    if self.held >= self.limit {
+                        return Err(TooLong { limit: self.limit });
+                    }
+                    self.held += 1;
+                    self.line.push(byte);
+                }
             }
         }
-        events
+        Ok(events)
     }
 
     fn line_done(&mut self, line: &[u8]) -> Option<Event> {
         if line.is_empty() {
+            self.held = 0;
             if !self.started {
                 return None;
             }
@@ -67,6 +113,8 @@ impl Parser {
             });
         }
         if line[0] == b':' {
+            // A comment holds nothing for the event.
+            self.held -= line.len();
             return None;
         }
         let text = String::from_utf8_lossy(line);
@@ -92,14 +140,14 @@ mod tests {
     use super::*;
 
     fn all(input: &[u8]) -> Vec<Event> {
-        Parser::default().push(input)
+        Parser::default().push(input).expect("within the limit")
     }
 
     #[test]
     fn events_split_across_chunks_are_put_together() {
         let mut p = Parser::default();
-        assert!(p.push(b"data: {\"a\":").is_empty());
-        let events = p.push(b"1}\n\n");
+        assert_eq!(p.push(b"data: {\"a\":"), Ok(Vec::new()));
+        let events = p.push(b"1}\n\n").expect("within the limit");
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].data, "{\"a\":1}");
     }
@@ -129,5 +177,28 @@ mod tests {
         let events = all(b"data: z\r\r");
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].data, "z");
+    }
+
+    #[test]
+    fn an_event_longer_than_the_limit_is_refused() {
+        let mut p = Parser::with_limit(16);
+        assert_eq!(p.push(b"data: 0123456789\n"), Ok(Vec::new()));
+        assert_eq!(p.push(b"data: 0123456789\n\n"), Err(TooLong { limit: 16 }));
+    }
+
+    #[test]
+    fn a_line_that_never_ends_is_refused_at_the_limit() {
+        let mut p = Parser::with_limit(16);
+        assert_eq!(p.push(&[b'x'; 16]), Ok(Vec::new()));
+        assert_eq!(p.push(b"x"), Err(TooLong { limit: 16 }));
+    }
+
+    #[test]
+    fn the_limit_is_per_event_not_per_stream() {
+        let mut p = Parser::with_limit(16);
+        let events: Vec<Event> = (0..4)
+            .flat_map(|_| p.push(b"data: 0123456789\n\n").expect("each event fits"))
+            .collect();
+        assert_eq!(events.len(), 4);
     }
 }

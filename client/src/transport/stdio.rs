@@ -6,17 +6,21 @@
 //! Nothing on the wire ties such a request to one of ours (SEP-2260 on stdio is timing), so
 //! the handler is told the originating call only when exactly one is pending. When stdout
 //! ends, every pending request fails with `Closed`.
+//!
+//! A line that is not UTF-8 or not a JSON-RPC message is logged and skipped, as is a line
+//! longer than [`MAX_MESSAGE_BYTES`] (read to its end and thrown away, never held whole):
+//! reading goes on, so the requests waiting are still answered.
 
 use std::collections::HashMap;
 use std::process::Stdio as Piped;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::oneshot;
 
-use super::{serve, Answer, Outgoing};
+use super::{serve, Answer, Outgoing, MAX_MESSAGE_BYTES};
 use crate::error::Error;
 use crate::handler::{Handlers, InputContext};
 use crate::protocol::jsonrpc::{self, Incoming, RequestId};
@@ -143,9 +147,66 @@ async fn write_line(
     stdin.flush().await
 }
 
+/// What [`next_line`] read.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Line {
+    /// A line, now in the buffer (without its line end).
+    Whole,
+    /// A line longer than the limit, read to its end and dropped.
+    TooLong,
+    /// The end of the stream.
+    End,
+}
+
+/// Reads the next line into `line`, holding at most `limit` bytes of it: a longer one is
+/// consumed to its `\n` without being kept. A trailing CR is dropped with the LF.
+pub(crate) async fn next_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<Line> {
+    line.clear();
+    let (mut read_any, mut too_long) = (false, false);
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            break;
+        }
+        read_any = true;
+        let end = available.iter().position(|&b| b == b'\n');
+        let part = &available[..end.unwrap_or(available.len())];
+        if !too_long && line.len() + part.len() > limit {
+            too_long = true;
+            line.clear();
+        } else if !too_long {
+            line.extend_from_slice(part);
+        }
+        let used = end.map_or(available.len(), |i| i + 1);
+        reader.consume(used);
+        if end.is_some() {
+            break;
+        }
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(match (read_any, too_long) {
+        (false, _) => Line::End,
+        (true, true) => Line::TooLong,
+        (true, false) => Line::Whole,
+    })
+}
+
 /// The message one line of the server's stdout carries: `None` for a blank line, or one that
-/// is not a JSON-RPC message (logged and skipped).
-pub(crate) fn message_of(line: &str) -> Option<Incoming> {
+/// is not UTF-8 or not a JSON-RPC message (logged and skipped).
+pub(crate) fn message_of(line: &[u8]) -> Option<Incoming> {
+    let Ok(line) = std::str::from_utf8(line) else {
+        tracing::warn!(
+            bytes = line.len(),
+            "a line that is not UTF-8 on the server's stdout"
+        );
+        return None;
+    };
     if line.trim().is_empty() {
         return None;
     }
@@ -158,15 +219,25 @@ pub(crate) fn message_of(line: &str) -> Option<Incoming> {
     }
 }
 
-/// The reader task: every line of the server's stdout.
+/// The reader task: every line of the server's stdout, each of at most [`MAX_MESSAGE_BYTES`].
 async fn read(
-    stdout: ChildStdout,
+    stdout: impl AsyncRead + Unpin,
     pending: Shared,
     stdin: Arc<tokio::sync::Mutex<Option<ChildStdin>>>,
     handlers: Handlers,
 ) {
-    let mut lines = BufReader::new(stdout).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    let limit = MAX_MESSAGE_BYTES;
+    let mut stdout = BufReader::new(stdout);
+    let mut line = Vec::new();
+    loop {
+        match next_line(&mut stdout, &mut line, limit).await {
+            Ok(Line::Whole) => {}
+            Ok(Line::TooLong) => {
+                tracing::warn!(limit, "a line longer than the limit on the server's stdout");
+                continue;
+            }
+            Ok(Line::End) | Err(_) => break,
+        }
         let Some(message) = message_of(&line) else {
             continue;
         };
@@ -206,4 +277,53 @@ async fn read(
     pending.closed = true;
     // Dropping the senders fails every waiting request with `Closed`.
     pending.waiting.clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn lines(input: &[u8], limit: usize) -> Vec<(Line, Vec<u8>)> {
+        let mut reader = BufReader::with_capacity(4, input);
+        let mut line = Vec::new();
+        let mut read = Vec::new();
+        loop {
+            let what = next_line(&mut reader, &mut line, limit)
+                .await
+                .expect("reads");
+            if what == Line::End {
+                return read;
+            }
+            read.push((what, line.clone()));
+        }
+    }
+
+    #[tokio::test]
+    async fn lines_end_at_lf_and_lose_a_trailing_cr() {
+        let read = lines(b"one\r\ntwo\nthree", 64).await;
+        let texts: Vec<&[u8]> = read.iter().map(|(_, l)| l.as_slice()).collect();
+        assert_eq!(texts, [&b"one"[..], b"two", b"three"]);
+        assert!(read.iter().all(|(what, _)| *what == Line::Whole));
+    }
+
+    #[tokio::test]
+    async fn a_line_longer_than_the_limit_is_dropped_and_the_next_one_read() {
+        let read = lines(b"0123456789abcdef\nok\n", 8).await;
+        assert_eq!(
+            read,
+            [(Line::TooLong, Vec::new()), (Line::Whole, b"ok".to_vec())]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_line_of_exactly_the_limit_is_kept() {
+        let read = lines(b"12345678\n", 8).await;
+        assert_eq!(read, [(Line::Whole, b"12345678".to_vec())]);
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_carries_no_message() {
+        assert!(message_of(b"\xff\xfe{\"jsonrpc\":\"2.0\"}").is_none());
+        assert!(message_of(br#"{"jsonrpc":"2.0","method":"notifications/x"}"#).is_some());
+    }
 }

@@ -477,6 +477,24 @@ async fn a_modern_stream_that_ends_before_its_response_loses_the_request() {
 }
 
 #[actix_web::test]
+async fn an_sse_event_past_the_clients_limit_fails_the_call_naming_the_limit() {
+    let long = "x".repeat(roundtrip_client::MAX_MESSAGE_BYTES + 1);
+    let server = calls(move |_, _| Reply::sse(format!("id: 1\ndata: {long}\n\n"))).await;
+    let err = client(&server)
+        .await
+        .call_tool("t", json!({}))
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(err, Error::EventTooLong { limit, .. } if limit == roundtrip_client::MAX_MESSAGE_BYTES),
+        "{err:?}"
+    );
+    // Nothing is resumed: the same event would come again.
+    assert_eq!(server.calls("tools/call").len(), 1);
+    assert!(server.seen().iter().all(|s| s.http == "POST"));
+}
+
+#[actix_web::test]
 async fn a_legacy_stream_that_ends_early_is_resumed_with_last_event_id_after_its_retry() {
     let server = Scripted::start(|seen| match (seen.http.as_str(), seen.method()) {
         ("POST", "initialize") => {

@@ -207,3 +207,33 @@ async fn a_legacy_cancel_reaches_the_tool() {
         "User response: action=cancel, content={}"
     );
 }
+
+#[actix_web::test]
+async fn lines_that_are_not_utf8_or_too_long_are_skipped_and_the_server_still_answered() {
+    // The server's stdout is preceded by a line that is not UTF-8 and one a byte past the
+    // client's limit.
+    let over = roundtrip_client::MAX_MESSAGE_BYTES + 1;
+    let junk =
+        format!("printf '\\377\\376 not utf-8\\n'; head -c {over} /dev/zero | tr '\\0' x; echo");
+    let mut command = Command::new("sh");
+    command
+        .args([
+            "-c",
+            &format!("{{ {junk}; exec \"$0\" stdio --tenant conformance; }}"),
+        ])
+        .arg(env!("CARGO_BIN_EXE_roundtrip"))
+        .env("ROUNDTRIP_DATA_DIR", crate::support::scratch_dir())
+        .env("ROUNDTRIP_LOG", "warn")
+        .env_remove("RUST_LOG")
+        .stderr(Stdio::null());
+    let client = answering(&Asked::default(), named("Ada"))
+        .connect_stdio(command)
+        .await
+        .expect("connects past the junk");
+    let result = client
+        .call_tool("test_input_required_result_elicitation", json!({}))
+        .await
+        .expect("completes");
+    assert_eq!(result.text(), "Hello, Ada!");
+    client.close().await;
+}
