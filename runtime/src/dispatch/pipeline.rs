@@ -326,7 +326,6 @@ async fn custom(call: &Call, method: &str) -> Result<Map<String, Value>, McpErro
 #[cfg(test)]
 mod tests {
     use std::io::Write;
-    use std::sync::Mutex;
 
     use async_trait::async_trait;
     use tokio_util::sync::CancellationToken;
@@ -357,15 +356,17 @@ mod tests {
         }
     }
 
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
+    thread_local! {
+        /// What the test subscriber wrote on this thread.
+        static CAPTURED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    /// Writes into this thread's [`CAPTURED`].
+    struct Captured;
 
     impl Write for Captured {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0
-                .lock()
-                .map_err(|_| std::io::ErrorKind::Other)?
-                .extend_from_slice(buf);
+            CAPTURED.with(|c| c.borrow_mut().extend_from_slice(buf));
             Ok(buf.len())
         }
 
@@ -374,16 +375,25 @@ mod tests {
         }
     }
 
+    /// Logs of this thread from here on. The subscriber is the process's global one, set
+    /// once: a scoped one (`set_default`) raced with the other test threads over tracing's
+    /// global interest cache and level, and lost the line about one run in five.
+    fn capture_logs() {
+        static GLOBAL: std::sync::Once = std::sync::Once::new();
+        GLOBAL.call_once(|| {
+            let subscriber = tracing_subscriber::fmt()
+                .with_writer(|| Captured)
+                .with_ansi(false)
+                .finish();
+            tracing::subscriber::set_global_default(subscriber)
+                .expect("no other global subscriber");
+        });
+        CAPTURED.with(|c| c.borrow_mut().clear());
+    }
+
     #[actix_rt::test]
     async fn input_required_from_a_custom_method_is_an_internal_error_and_a_log_line() {
-        let logs = Captured::default();
-        let writer = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
-        let _default = tracing::subscriber::set_default(subscriber);
-
+        capture_logs();
         let catalog = Catalog::builder().method(Arc::new(Asks)).build();
         let tenant = Arc::new(Tenant::new("t", catalog));
         let request = Request {
@@ -415,7 +425,7 @@ mod tests {
             panic!("expected an error, got {reply:?}")
         };
         assert_eq!(error.code.code(), -32603);
-        let logs = String::from_utf8(logs.0.lock().expect("logs").clone()).expect("UTF-8");
+        let logs = CAPTURED.with(|c| String::from_utf8_lossy(&c.borrow()).into_owned());
         assert!(
             logs.contains("ERROR") && logs.contains("input-required") && logs.contains("acme/asks"),
             "{logs}"
