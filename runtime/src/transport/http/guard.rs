@@ -3,9 +3,10 @@
 //! is right for a server bound to localhost; a deployment behind a load balancer lists its
 //! public host names, or `*` when the proxy already enforces them.
 //!
-//! Authorities are read with a real URL parser (the `url` crate, WHATWG rules, as a browser
-//! reads an `Origin`), never by cutting strings: `[::1].evil.com` is not `[::1]`. A header
-//! that is more than a host and a port (userinfo, a path, whitespace) is refused. A repeated
+//! Hosts are read with a real URL parser's rules (the `url` crate, WHATWG, as a browser reads
+//! an `Origin`), never by matching prefixes: `[::1].evil.com` is not `[::1]`. Only the port is
+//! cut off an authority, after the closing bracket of an IPv6 host. A header that is more than
+//! a host and a port (userinfo, a path, whitespace) is refused. A repeated
 //! `Host`, `Origin` or `Authorization` is refused first, with 400.
 
 use std::future::{ready, Ready};
@@ -136,19 +137,35 @@ impl HostGuard {
     }
 
     /// Whether `authority` (`host[:port]`) is exactly a host and a port, with an allowed host.
+    ///
+    /// The host is read by the URL parser's host rules (`url::Host::parse`: percent-decoding,
+    /// IDNA, WHATWG IPv4), with one shortcut: a host written exactly as an allowed one (ASCII
+    /// case aside) is that host, since the allow-list holds the parser's own spelling. So the
+    /// usual `Host: 127.0.0.1:8080` costs a comparison, not a parse.
     fn authority_allowed(&self, authority: &str) -> bool {
-        clean(authority)
-            .and_then(|a| url::Url::parse(&format!("http://{a}")).ok())
-            .filter(|url| is_bare_origin(url) && url.path() == "/")
-            .is_some_and(|url| self.url_host_allowed(&url))
+        let Some((host, port)) = clean(authority).and_then(split_port) else {
+            return false;
+        };
+        if !(port.is_empty()
+            || port.bytes().all(|b| b.is_ascii_digit()) && port.parse::<u16>().is_ok())
+        {
+            return false;
+        }
+        if self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+            return true;
+        }
+        url::Host::parse(host).is_ok_and(|parsed| self.host_allowed(&parsed.to_string()))
     }
 
     fn url_host_allowed(&self, url: &url::Url) -> bool {
-        url.host_str().is_some_and(|host| {
-            self.hosts
-                .iter()
-                .any(|h| h == "*" || h.eq_ignore_ascii_case(host))
-        })
+        url.host_str().is_some_and(|host| self.host_allowed(host))
+    }
+
+    /// Whether `host`, as the parser spells it, is on the allow-list.
+    fn host_allowed(&self, host: &str) -> bool {
+        self.hosts
+            .iter()
+            .any(|h| h == "*" || h.eq_ignore_ascii_case(host))
     }
 
     /// Why the request is refused, if it is.
@@ -180,6 +197,22 @@ impl HostGuard {
 /// a URL, so `local\thost` would read as `localhost`, which no proxy would agree with.
 fn clean(text: &str) -> Option<&str> {
     (!text.is_empty() && text.bytes().all(|b| b.is_ascii_graphic())).then_some(text)
+}
+
+/// `authority` cut into its host and its port (empty when there is none): an IPv6 host keeps
+/// its brackets, and anything after them other than `:port` makes it no authority at all.
+fn split_port(authority: &str) -> Option<(&str, &str)> {
+    let (host, rest) = match authority.find(']') {
+        Some(end) if authority.starts_with('[') => authority.split_at(end + 1),
+        _ => match authority.split_once(':') {
+            Some((host, port)) => return Some((host, port)),
+            None => return Some((authority, "")),
+        },
+    };
+    match rest {
+        "" => Some((host, "")),
+        _ => rest.strip_prefix(':').map(|port| (host, port)),
+    }
 }
 
 /// No userinfo, query or fragment: nothing but a scheme, a host, a port and a path.
@@ -331,6 +364,46 @@ mod tests {
             "",
         ] {
             assert!(!host_allowed(host), "{host:?}");
+        }
+    }
+
+    #[test]
+    fn a_host_with_a_path_even_an_empty_one_is_refused() {
+        for host in ["localhost/", "localhost:8080/", "[::1]/", "[::1]:80/"] {
+            assert!(!host_allowed(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn a_host_spelled_otherwise_is_judged_by_what_the_parser_reads() {
+        // Percent-encoding and WHATWG IPv4 forms name the allowed host they parse to.
+        for host in ["local%68ost:8080", "0x7f.1", "2130706433:80"] {
+            assert!(host_allowed(host), "{host}");
+        }
+        for host in ["0x7f.2", "%65vil.com", "xn--:80"] {
+            assert!(!host_allowed(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn any_host_still_means_exactly_a_host_and_a_port() {
+        let any = HostGuard::new(vec!["*".into()], Vec::new());
+        let allowed = |host: &str| {
+            let req = TestRequest::default()
+                .insert_header(("host", host))
+                .to_http_request();
+            any.check(&req).is_ok()
+        };
+        for host in [
+            "mcp.example.com",
+            "mcp.example.com:443",
+            "[2001:db8::1]:80",
+            "10.0.0.1",
+        ] {
+            assert!(allowed(host), "{host}");
+        }
+        for host in ["a@b", "b/x", "b:99999", "b:x", "[::1]x", "[::1", "a b", ""] {
+            assert!(!allowed(host), "{host:?}");
         }
     }
 
