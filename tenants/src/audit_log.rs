@@ -1,7 +1,7 @@
-//! The audit log's writer: the runtime's [`AuditSink`]. A call's record is queued without
-//! waiting (a full queue drops the record and counts it, so the audit never slows a request);
-//! a task of its own writes the queue to the store in batches, and purges what is older than
-//! the retention.
+//! The audit log's writer: the runtime's [`AuditSink`]. A call's record is queued as the
+//! runtime hands it over, without waiting (a full queue drops the record and counts it, so the
+//! audit never slows a request); a task of its own turns records into events, writes them to
+//! the store in batches, and purges what is older than the retention.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -53,7 +53,7 @@ pub struct AuditCounts {
 /// The queue's sending side: what the runtime records calls into.
 #[derive(Debug, Clone)]
 pub struct AuditLog {
-    queue: mpsc::Sender<AuditEvent>,
+    queue: mpsc::Sender<CallRecord>,
     counts: Arc<AuditCounts>,
 }
 
@@ -71,7 +71,7 @@ impl AuditLog {
     }
 
     /// The queue alone, `capacity` records deep, and its receiving end.
-    fn queue(capacity: usize) -> (AuditLog, mpsc::Receiver<AuditEvent>) {
+    fn queue(capacity: usize) -> (AuditLog, mpsc::Receiver<CallRecord>) {
         let (queue, rx) = mpsc::channel(capacity.max(1));
         let counts = Arc::new(AuditCounts::default());
         (AuditLog { queue, counts }, rx)
@@ -80,13 +80,6 @@ impl AuditLog {
     /// What it has done so far.
     pub fn counts(&self) -> &AuditCounts {
         &self.counts
-    }
-
-    /// Queues an event, or drops and counts it when the queue is full.
-    pub fn push(&self, event: AuditEvent) {
-        if self.queue.try_send(event).is_err() {
-            self.counts.dropped.fetch_add(1, Ordering::Relaxed);
-        }
     }
 }
 
@@ -99,35 +92,42 @@ impl AuditSink for AuditLog {
         }
     }
 
+    /// Queues the record as it is: making the event (owned strings, the slug's type) is the
+    /// writer's work, off the request's path.
     fn record(&self, record: CallRecord) {
-        // Tenants come from the registry, whose slugs were checked when stored.
-        let Ok(tenant) = Slug::parse(&record.tenant) else {
-            return;
-        };
-        let (outcome, error_code) = match record.outcome {
-            CallOutcome::Complete => (AuditOutcome::Complete, None),
-            CallOutcome::InputRequired => (AuditOutcome::InputRequired, None),
-            CallOutcome::Error(code) => (AuditOutcome::Error, Some(code)),
-            CallOutcome::Cancelled => (AuditOutcome::Error, None),
-        };
-        let at = record
-            .at
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        self.push(AuditEvent {
-            id: 0,
-            tenant,
-            at: Millis(at),
-            actor: record.principal.to_string(),
-            kind: AuditKind::Call,
-            action: record.method.to_owned(),
-            target: record.target,
-            outcome,
-            error_code,
-            round: Some(i64::from(record.round)),
-            latency_us: Some(i64::try_from(record.latency.as_micros()).unwrap_or(i64::MAX)),
-        });
+        if self.queue.try_send(record).is_err() {
+            self.counts.dropped.fetch_add(1, Ordering::Relaxed);
+        }
     }
+}
+
+/// The event a call's record becomes; `None` for a tenant that is no slug, which the registry
+/// (whose slugs were checked when stored) never hands over.
+fn event_of(record: CallRecord) -> Option<AuditEvent> {
+    let tenant = Slug::parse(&record.tenant).ok()?;
+    let (outcome, error_code) = match record.outcome {
+        CallOutcome::Complete => (AuditOutcome::Complete, None),
+        CallOutcome::InputRequired => (AuditOutcome::InputRequired, None),
+        CallOutcome::Error(code) => (AuditOutcome::Error, Some(code)),
+        CallOutcome::Cancelled => (AuditOutcome::Error, None),
+    };
+    let at = record
+        .at
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    Some(AuditEvent {
+        id: 0,
+        tenant,
+        at: Millis(at),
+        actor: record.principal.to_string(),
+        kind: AuditKind::Call,
+        action: record.method.to_owned(),
+        target: record.target,
+        outcome,
+        error_code,
+        round: Some(i64::from(record.round)),
+        latency_us: Some(i64::try_from(record.latency.as_micros()).unwrap_or(i64::MAX)),
+    })
 }
 
 /// The writer: every `flush_every` it takes what is queued, in batches of up to
@@ -138,7 +138,7 @@ impl AuditSink for AuditLog {
 async fn write(
     store: Arc<dyn Store>,
     settings: AuditSettings,
-    mut rx: mpsc::Receiver<AuditEvent>,
+    mut rx: mpsc::Receiver<CallRecord>,
     counts: Arc<AuditCounts>,
     stop: CancellationToken,
 ) {
@@ -170,7 +170,7 @@ async fn write(
 /// Writes everything queued, `settings.batch` records at a time; true once every sender is
 /// gone (nothing more will come).
 async fn drain(
-    rx: &mut mpsc::Receiver<AuditEvent>,
+    rx: &mut mpsc::Receiver<CallRecord>,
     batch: &mut Vec<AuditEvent>,
     settings: &AuditSettings,
     store: &dyn Store,
@@ -179,12 +179,17 @@ async fn drain(
     loop {
         let closed = loop {
             match rx.try_recv() {
-                Ok(event) => {
-                    batch.push(event);
-                    if batch.len() == settings.batch {
-                        break false;
+                Ok(record) => match event_of(record) {
+                    Some(event) => {
+                        batch.push(event);
+                        if batch.len() == settings.batch {
+                            break false;
+                        }
                     }
-                }
+                    None => {
+                        counts.failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                },
                 Err(mpsc::error::TryRecvError::Empty) => break false,
                 Err(mpsc::error::TryRecvError::Disconnected) => break true,
             }
@@ -302,7 +307,7 @@ mod tests {
     fn a_call_becomes_an_event_with_its_outcome_code_round_and_latency() {
         let (log, mut rx) = AuditLog::queue(1);
         log.record(call());
-        let event = rx.try_recv().expect("queued");
+        let event = event_of(rx.try_recv().expect("queued")).expect("a slug");
         assert_eq!(event.tenant.as_str(), "acme");
         assert_eq!(event.actor, "key:k1");
         assert_eq!(
@@ -313,5 +318,17 @@ mod tests {
         assert_eq!(event.round, Some(2));
         assert_eq!(event.latency_us, Some(1500));
         assert_eq!(event.target.as_deref(), Some("echo"));
+    }
+
+    #[tokio::test]
+    async fn a_record_whose_tenant_is_no_slug_is_counted_as_failed_not_written() {
+        let log = AuditLog::start(memory_store().await, hourly(512), CancellationToken::new());
+        log.record(CallRecord {
+            tenant: Arc::from("Not A Slug"),
+            ..call()
+        });
+        log.record(call());
+        let tally = written(&log, 1).await;
+        assert_eq!((tally.written, tally.failed), (1, 1));
     }
 }
