@@ -1,15 +1,24 @@
 //! Every request header the MCP endpoint reads, read here: `Accept`, `Authorization`,
 //! `Mcp-Session-Id`, `MCP-Protocol-Version`, and the SEP-2243 headers the envelope checks
-//! compare with the body. Borrowed from the request, never copied.
+//! compare with the body. Borrowed from the request, never copied, and looked up by
+//! [`HeaderName`] constants: a lookup by `&str` builds a `HeaderName` first, and for a name
+//! that is not a standard header that copies it into a new allocation, several per request
+//! (BENCHMARKS.md, "instructions per request").
 
-use actix_web::http::header::{self, HeaderMap};
+use actix_web::http::header::{self, HeaderMap, HeaderName};
 use actix_web::HttpRequest;
 
 use crate::dispatch::envelope::{HeaderText, HttpHeaders};
 use crate::protocol::{Era, McpError, ProtocolVersion};
 
 /// `Mcp-Session-Id`, as the client sends it and as `initialize` answers it.
-pub(crate) const SESSION_ID: &str = "mcp-session-id";
+pub(crate) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+/// `MCP-Protocol-Version`.
+const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// `Mcp-Method` (SEP-2243).
+const METHOD: HeaderName = HeaderName::from_static("mcp-method");
+/// `Mcp-Name` (SEP-2243).
+const NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// The headers of one request.
 #[derive(Clone, Copy)]
@@ -21,7 +30,7 @@ impl<'a> Headers<'a> {
     }
 
     /// The value of `name`, if sent as visible ASCII.
-    fn text(&self, name: &str) -> Option<&'a str> {
+    fn text(&self, name: &HeaderName) -> Option<&'a str> {
         self.0.get(name).and_then(|v| v.to_str().ok())
     }
 
@@ -53,31 +62,31 @@ impl<'a> Headers<'a> {
 
     /// Whether the client reads SSE on a POST (a missing `Accept` accepts anything).
     pub(crate) fn accepts_sse(&self) -> bool {
-        self.text("accept")
+        self.text(&header::ACCEPT)
             .is_none_or(|a| a.contains("text/event-stream") || a.contains("*/*"))
     }
 
     /// Whether a GET asks for an SSE stream: it must say so.
     pub(crate) fn asks_for_sse(&self) -> bool {
-        self.text("accept")
+        self.text(&header::ACCEPT)
             .is_some_and(|a| a.contains("text/event-stream"))
     }
 
     /// The bearer token of `Authorization: Bearer <token>`.
     pub(crate) fn bearer(&self) -> Option<&'a str> {
-        let value = self.text(header::AUTHORIZATION.as_str())?;
+        let value = self.text(&header::AUTHORIZATION)?;
         let (scheme, token) = value.split_once(' ')?;
         scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
     }
 
     /// The legacy session the request names.
     pub(crate) fn session_id(&self) -> Option<&'a str> {
-        self.text(SESSION_ID).map(str::trim)
+        self.text(&SESSION_ID).map(str::trim)
     }
 
     /// `MCP-Protocol-Version`, trimmed.
     pub(crate) fn protocol_version(&self) -> Option<&'a str> {
-        self.text("mcp-protocol-version").map(str::trim)
+        self.text(&PROTOCOL_VERSION).map(str::trim)
     }
 
     /// The era of the version `MCP-Protocol-Version` names, if it names one served here.
@@ -89,14 +98,14 @@ impl<'a> Headers<'a> {
 
     /// `Mcp-Method`, trimmed.
     pub(crate) fn mcp_method(&self) -> Option<&'a str> {
-        self.text("mcp-method").map(str::trim)
+        self.text(&METHOD).map(str::trim)
     }
 
     /// The MCP headers the envelope checks compare with the body. A repeated MCP header is
     /// refused: intermediaries route on these headers, and two values would let them see one
     /// request and the server another.
     pub(crate) fn mcp(&self) -> Result<HttpHeaders<'a>, McpError> {
-        let single = |name: &str| {
+        let single = |name: &HeaderName| {
             let mut values = self.0.get_all(name);
             let first = values.next().map(text);
             match values.next() {
@@ -113,9 +122,9 @@ impl<'a> Headers<'a> {
             })
             .collect();
         Ok(HttpHeaders {
-            protocol_version: single("mcp-protocol-version")?,
-            method: single("mcp-method")?,
-            name: single("mcp-name")?,
+            protocol_version: single(&PROTOCOL_VERSION)?,
+            method: single(&METHOD)?,
+            name: single(&NAME)?,
             params,
         })
     }

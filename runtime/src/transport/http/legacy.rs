@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::http::header::HeaderValue;
 use actix_web::HttpResponse;
 use tokio_util::sync::CancellationToken;
 
@@ -47,9 +47,7 @@ pub(crate) fn initialize(
         .map_err(|refused| RpcError::refused(Some(&id), refused.to_error()))?;
     let mut response = json_result(&id, &begun.result);
     if let Ok(value) = HeaderValue::from_str(&begun.id) {
-        response
-            .headers_mut()
-            .insert(HeaderName::from_static(SESSION_ID), value);
+        response.headers_mut().insert(SESSION_ID, value);
     }
     Ok(response)
 }
