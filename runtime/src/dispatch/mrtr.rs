@@ -191,7 +191,7 @@ fn input_required(
     Ok(InputRequiredResult::new(
         requests,
         sealed,
-        call.view.shared_server_info(),
+        call.view.server_meta(),
     ))
 }
 

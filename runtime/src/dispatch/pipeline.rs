@@ -275,7 +275,7 @@ async fn round(
     {
         Produced::Complete(Completed::Tool(r)) => Ok(StampedResult::Tool(StampedToolResult::new(
             r,
-            call.view.shared_server_info(),
+            call.view.server_meta(),
         ))),
         Produced::Complete(Completed::Object(mut r)) => {
             if call.request.method == "resources/read" {

@@ -18,6 +18,7 @@ use tokio::sync::broadcast;
 
 use super::principal::{Allow, Grants, Principal};
 use super::Catalog;
+use crate::protocol::result::ServerMeta;
 
 /// Something in a tenant's catalog changed; delivered to `subscriptions/listen` streams and
 /// legacy sessions.
@@ -99,8 +100,9 @@ const MAX_RESTRICTED_CATALOGS: usize = 256;
 
 /// A tenant's configuration at one moment, as requests read it.
 pub struct TenantView {
-    /// Shared: every modern result carries it, and a typed result holds it by reference count.
-    server_info: Arc<Value>,
+    server_info: Value,
+    /// `_meta` naming the server, written once: every modern result carries it.
+    server_meta: ServerMeta,
     instructions: Option<String>,
     settings: TenantSettings,
     catalog: Arc<Catalog>,
@@ -121,7 +123,8 @@ impl std::fmt::Debug for TenantView {
 impl TenantView {
     fn new(config: TenantConfig) -> Self {
         Self {
-            server_info: Arc::new(config.server_info),
+            server_meta: ServerMeta::new(&config.server_info),
+            server_info: config.server_info,
             instructions: config.instructions,
             settings: config.settings,
             catalog: config.catalog,
@@ -131,7 +134,7 @@ impl TenantView {
 
     fn config(&self) -> TenantConfig {
         TenantConfig {
-            server_info: Value::clone(&self.server_info),
+            server_info: self.server_info.clone(),
             instructions: self.instructions.clone(),
             settings: self.settings.clone(),
             catalog: self.catalog.clone(),
@@ -143,9 +146,9 @@ impl TenantView {
         &self.server_info
     }
 
-    /// `serverInfo` as a shared handle, for a result that holds it.
-    pub fn shared_server_info(&self) -> Arc<Value> {
-        self.server_info.clone()
+    /// `_meta` naming the server, for a typed result to hold.
+    pub fn server_meta(&self) -> ServerMeta {
+        self.server_meta.clone()
     }
 
     /// The instructions for clients, if any.

@@ -2,12 +2,15 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::content::Content;
 pub use super::content::ResourceContents;
 use super::input::InputRequests;
+use super::meta::SERVER_INFO;
 
 /// The discriminator every modern result carries. Open: extensions add values, and a value
 /// we do not know is kept as it is.
@@ -76,24 +79,39 @@ pub(crate) struct InputRequiredResult {
 /// A modern `tools/call` result, stamped `complete` and naming the server. Typed, like
 /// [`InputRequiredResult`], because it is the most frequent result on the wire: it goes to
 /// bytes without a JSON tree in between.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct StampedToolResult {
-    #[serde(flatten)]
     result: CallToolResult,
-    result_type: ResultType,
-    #[serde(rename = "_meta")]
     meta: ServerMeta,
 }
 
 impl StampedToolResult {
-    /// `result` stamped `complete`, with `server_info` in its `_meta`.
-    pub(crate) fn new(result: CallToolResult, server_info: Arc<Value>) -> Self {
-        Self {
-            result,
-            result_type: ResultType::Complete,
-            meta: ServerMeta { server_info },
+    /// `result` stamped `complete`, with the server's `_meta`.
+    pub(crate) fn new(result: CallToolResult, meta: ServerMeta) -> Self {
+        Self { result, meta }
+    }
+}
+
+/// The result's fields, then `resultType` and `_meta`: written field by field rather than
+/// with `#[serde(flatten)]`, whose map-building serialiser cost about a thousand instructions
+/// a result. `a_stamped_tool_result_writes_every_field_of_the_result` keeps the list whole.
+impl Serialize for StampedToolResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let CallToolResult {
+            content,
+            structured_content,
+            is_error,
+        } = &self.result;
+        let mut out = serializer.serialize_struct("StampedToolResult", 5)?;
+        out.serialize_field("content", content)?;
+        match structured_content {
+            Some(structured) => out.serialize_field("structuredContent", structured)?,
+            None => out.skip_field("structuredContent")?,
         }
+        out.serialize_field("isError", is_error)?;
+        out.serialize_field("resultType", &ResultType::Complete)?;
+        out.serialize_field("_meta", &self.meta)?;
+        out.end()
     }
 }
 
@@ -124,11 +142,34 @@ impl StampedResult {
     }
 }
 
-/// `_meta` naming the server.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-struct ServerMeta {
-    #[serde(rename = "io.modelcontextprotocol/serverInfo")]
-    server_info: Arc<Value>,
+/// `_meta` naming the server (`{"io.modelcontextprotocol/serverInfo": {..}}`), written once
+/// per tenant view: every modern result carries the same bytes, so they are copied into each
+/// rather than serialised again.
+#[derive(Debug, Clone)]
+pub struct ServerMeta(Arc<RawValue>);
+
+impl ServerMeta {
+    /// The `_meta` of `server_info`.
+    pub fn new(server_info: &Value) -> ServerMeta {
+        let mut meta = Map::new();
+        meta.insert(SERVER_INFO.to_owned(), server_info.clone());
+        // A JSON value always serialises; were it ever not to, `null` is still JSON.
+        let raw =
+            serde_json::value::to_raw_value(&meta).unwrap_or_else(|_| RawValue::NULL.to_owned());
+        ServerMeta(Arc::from(raw))
+    }
+}
+
+impl PartialEq for ServerMeta {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+impl Serialize for ServerMeta {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
 }
 
 impl InputRequiredResult {
@@ -136,13 +177,13 @@ impl InputRequiredResult {
     pub(crate) fn new(
         input_requests: InputRequests,
         request_state: Option<String>,
-        server_info: Arc<Value>,
+        meta: ServerMeta,
     ) -> Self {
         Self {
             result_type: ResultType::InputRequired,
             input_requests,
             request_state,
-            meta: ServerMeta { server_info },
+            meta,
         }
     }
 }
@@ -270,10 +311,9 @@ mod tests {
 
     use super::*;
     use crate::protocol::input::InputRequest;
-    use crate::protocol::meta::SERVER_INFO;
 
-    fn server_info() -> Arc<Value> {
-        Arc::new(json!({"name": "s", "version": "1"}))
+    fn server_info() -> ServerMeta {
+        ServerMeta::new(&json!({"name": "s", "version": "1"}))
     }
 
     #[test]
@@ -307,7 +347,7 @@ mod tests {
 
     #[test]
     fn a_tool_result_has_no_field_that_stamping_would_merge() {
-        // `StampedToolResult` flattens the result beside its own `resultType` and `_meta`: a
+        // `StampedToolResult` writes the result beside its own `resultType` and `_meta`: a
         // result that grew either field would write it twice.
         let full = CallToolResult {
             structured_content: Some(json!({"k": 1})),
@@ -315,6 +355,46 @@ mod tests {
         };
         let written = serde_json::to_value(&full).expect("serializable");
         assert!(written.get("_meta").is_none() && written.get("resultType").is_none());
+    }
+
+    #[test]
+    fn a_stamped_tool_result_writes_every_field_of_the_result() {
+        for result in [
+            CallToolResult::text("hi"),
+            CallToolResult {
+                structured_content: Some(json!({"k": 1})),
+                ..CallToolResult::error("e")
+            },
+        ] {
+            let Value::Object(mut plain) = serde_json::to_value(&result).expect("serializable")
+            else {
+                panic!("a result is an object");
+            };
+            plain.insert("resultType".into(), json!("complete"));
+            plain.insert(
+                "_meta".into(),
+                json!({SERVER_INFO: {"name": "s", "version": "1"}}),
+            );
+            let stamped = StampedToolResult::new(result, server_info());
+            assert_eq!(
+                serde_json::to_value(&stamped).expect("serializable"),
+                Value::Object(plain)
+            );
+        }
+    }
+
+    #[test]
+    fn server_meta_is_written_as_the_same_bytes_every_time() {
+        let meta = server_info();
+        let text = serde_json::to_string(&meta).expect("serializable");
+        assert_eq!(
+            text,
+            r#"{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&meta.clone()).expect("serializable"),
+            text
+        );
     }
 
     #[test]
