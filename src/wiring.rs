@@ -10,6 +10,7 @@ use actix::{Actor, Arbiter};
 use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
+use roundtrip_runtime::metrics::Metrics;
 use roundtrip_runtime::sealing::{
     EnsureTenant, KeyManager, KeyShare, LocalKeyShare, MemoryReplayCache, SealPolicy, Snapshot,
 };
@@ -173,6 +174,7 @@ pub async fn dispatching(
         limiter: None,
         audit: None,
         replay: Arc::new(MemoryReplayCache::new(config.replay.max_bytes)),
+        metrics: Metrics::default(),
     };
     Ok(Dispatching {
         runtime,

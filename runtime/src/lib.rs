@@ -20,6 +20,7 @@ pub mod budget;
 pub mod dispatch;
 pub mod handler;
 pub mod legacy;
+pub mod metrics;
 pub mod protocol;
 pub mod sealing;
 pub mod tenancy;

@@ -14,7 +14,12 @@ fn metric(text: &str, series: &str) -> u64 {
 async fn scrape(server: &Server) -> String {
     let reply = server.http(Method::GET, "/metrics").send_unchecked().await;
     assert_eq!(reply.status, 200);
-    assert!(reply.content_type().starts_with("text/plain"), "{reply:?}");
+    assert!(
+        reply
+            .content_type()
+            .starts_with("application/openmetrics-text; version=1.0.0"),
+        "{reply:?}"
+    );
     String::from_utf8(reply.body.to_vec()).expect("UTF-8 metrics")
 }
 
@@ -83,6 +88,46 @@ async fn metrics_count_requests_by_outcome() {
             "{series}"
         );
     }
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn metrics_time_requests_by_tenant_method_and_outcome() {
+    let server = Server::start().await;
+    server
+        .send(LAB, &tool_call(1, "quiet", json!({}), json!({})))
+        .await
+        .result();
+    server
+        .send(LAB, &tool_call(2, "no_such_tool", json!({}), json!({})))
+        .await;
+    let text = scrape(&server).await;
+    for labels in [
+        r#"tenant="lab",method="tools/call",outcome="complete""#,
+        r#"tenant="lab",method="tools/call",outcome="error""#,
+    ] {
+        let series = format!("roundtrip_mcp_request_duration_seconds_count{{{labels}}}");
+        assert_eq!(metric(&text, &series), 1, "{series}");
+    }
+    assert!(
+        text.ends_with("# EOF\n"),
+        "OpenMetrics ends with # EOF:\n{text}"
+    );
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn metrics_label_a_method_nobody_defined_as_other() {
+    let server = Server::start().await;
+    for (id, method) in [(1, "made/up"), (2, "made/up2")] {
+        server
+            .send(LAB, &crate::support::rpc(id, method, json!({})))
+            .await;
+    }
+    let text = scrape(&server).await;
+    let series = r#"roundtrip_mcp_request_duration_seconds_count{tenant="lab",method="other",outcome="error"}"#;
+    assert_eq!(metric(&text, series), 2);
+    assert!(!text.contains("made/up"), "{text}");
     server.stop().await;
 }
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::budget::BudgetLimits;
+use crate::metrics::Metrics;
 use crate::sealing::{MemoryReplayCache, ReplayCache, SealPolicy};
 use crate::tenancy::{AuditSink, Limiter};
 
@@ -34,6 +35,9 @@ pub struct RuntimeConfig {
     /// The record of sealed states that completed a call of a single-use tool; shared by
     /// every worker. Default: this process's, 16 MiB.
     pub replay: Arc<dyn ReplayCache>,
+    /// What requests count: every dispatched request's duration by tenant, method and
+    /// outcome, and the rate limits' refusals.
+    pub metrics: Metrics,
 }
 
 impl Default for RuntimeConfig {
@@ -48,6 +52,7 @@ impl Default for RuntimeConfig {
             limiter: None,
             audit: None,
             replay: Arc::new(MemoryReplayCache::default()),
+            metrics: Metrics::default(),
         }
     }
 }

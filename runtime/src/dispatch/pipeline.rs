@@ -72,13 +72,22 @@ pub(crate) fn dispatch(
         config.request_timeout
     };
     async move {
+        let started = Instant::now();
         let audit = Audit::begin(&call, &config);
         let reply = match admit(&call, &config) {
             Ok(()) => guarded(&mut call, &protection, &config, timeout).await,
-            Err(wait) => Reply::Error(McpError::rate_limited(wait)),
+            Err(wait) => {
+                config.metrics.record_rate_limited(call.tenant.slug_arc());
+                Reply::Error(McpError::rate_limited(wait))
+            }
         };
+        let took = started.elapsed();
+        let outcome = reply.kind().as_str();
+        config
+            .metrics
+            .record_duration(call.tenant.slug_arc(), &call.request.method, outcome, took);
         let span = tracing::Span::current();
-        span.record("outcome", reply.kind().as_str());
+        span.record("outcome", outcome);
         if let Reply::Error(e) = &reply {
             span.record("code", e.code.code());
         }
@@ -88,7 +97,7 @@ pub(crate) fn dispatch(
             tracing::info!("request done");
         }
         if let Some(audit) = audit {
-            audit.finish(&call, &reply);
+            audit.finish(&call, &reply, took);
         }
         reply
     }
@@ -161,7 +170,6 @@ struct Audit<'a> {
     method: &'static str,
     target: Option<String>,
     at: SystemTime,
-    started: Instant,
 }
 
 impl<'a> Audit<'a> {
@@ -191,11 +199,10 @@ impl<'a> Audit<'a> {
             method,
             target,
             at: SystemTime::now(),
-            started: Instant::now(),
         })
     }
 
-    fn finish(self, call: &Call, reply: &Reply) {
+    fn finish(self, call: &Call, reply: &Reply, latency: Duration) {
         let outcome = match (reply, reply.kind()) {
             (Reply::Error(e), _) => CallOutcome::Error(i64::from(e.code.code())),
             (_, ReplyKind::InputRequired) => CallOutcome::InputRequired,
@@ -210,7 +217,7 @@ impl<'a> Audit<'a> {
             outcome,
             round: call.round.load(Ordering::Relaxed),
             at: self.at,
-            latency: self.started.elapsed(),
+            latency,
         });
     }
 }

@@ -48,6 +48,24 @@ async fn the_request_over_a_tenant_limit_gets_429_with_retry_after() {
 }
 
 #[actix_web::test]
+async fn a_refusal_by_a_rate_limit_is_counted_for_its_tenant() {
+    let server = Server::start().await;
+    set_limits(&server, LAB, json!({"tenant": limit(1)})).await;
+    let list = rpc(1, "tools/list", json!({}));
+    server.send(LAB, &list).await.result();
+    for _ in 0..2 {
+        server.send(LAB, &list).await.error(-31429, 429);
+    }
+    let reply = server.http(Method::GET, "/metrics").send_unchecked().await;
+    let text = String::from_utf8(reply.body.to_vec()).expect("UTF-8 metrics");
+    assert!(
+        text.contains("roundtrip_rate_limited_total{tenant=\"lab\"} 2\n"),
+        "{text}"
+    );
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn each_key_has_its_own_limit() {
     let server = Server::start().await;
     set_limits(&server, "demo", json!({"key": limit(1)})).await;

@@ -34,7 +34,7 @@ impl Drop for InFlight {
     fn drop(&mut self) {
         if !self.done {
             self.cancel.cancel();
-            self.service.metrics.record_cancelled();
+            self.service.metrics.record_reply("cancelled");
         }
     }
 }

@@ -31,14 +31,16 @@ use actix_service::apply;
 use actix_web::web;
 use tokio_util::sync::CancellationToken;
 
+use prometheus_client::registry::Registry;
+
 use crate::budget::Ledger;
-use crate::dispatch::{Dispatcher, RuntimeConfig, StateKeys, WorkerState};
+use crate::dispatch::{Dispatcher, Reply, ReplyKind, RuntimeConfig, StateKeys, WorkerState};
 use crate::legacy::Legacy;
+use crate::metrics::{Gathered, Metrics};
 use crate::tenancy::{Authenticator, TenantDirectory};
 
 pub use client::ClientsConfig;
 pub use guard::HostGuard;
-pub use health::Metrics;
 pub use streams::StreamsConfig;
 
 /// HTTP-specific limits and policies.
@@ -85,7 +87,10 @@ pub struct McpService {
     pub(crate) listens: Arc<Ledger>,
     pub(crate) descriptors: descriptors::Descriptors,
     pub(crate) shutdown: CancellationToken,
+    /// The runtime's metrics (`runtime.metrics`, shared handles).
     pub(crate) metrics: Metrics,
+    /// What `/metrics` serves: the metrics, and what is read at each scrape.
+    registry: Registry,
 }
 
 impl std::fmt::Debug for McpService {
@@ -112,17 +117,26 @@ impl McpService {
             tracing::warn!("requestState is not sealed: handler state reaches clients as written");
         }
         let runtime = Arc::new(runtime);
+        let legacy = Legacy::start(runtime.clone());
+        let mut registry = Registry::default();
+        runtime.metrics.register(&mut registry);
+        let sessions = legacy.sessions.clone();
+        registry.register_collector(Box::new(Gathered {
+            legacy_sessions: Box::new(move || sessions.len()),
+            audit: runtime.audit.clone(),
+        }));
         Arc::new(Self {
             directory,
             authenticator,
-            legacy: Legacy::start(runtime.clone()),
+            legacy,
             listens: Ledger::new("listen streams", http.streams.listen),
             descriptors: descriptors::Descriptors::of_this_process(http.streams.fd_headroom),
-            runtime,
             http,
             keys,
             shutdown: CancellationToken::new(),
-            metrics: Metrics::default(),
+            metrics: runtime.metrics.clone(),
+            registry,
+            runtime,
         })
     }
 
@@ -131,10 +145,21 @@ impl McpService {
         self.shutdown.clone()
     }
 
-    /// The counters `/metrics` serves as Prometheus text (in Rust, only their `Debug` form is
-    /// readable).
-    pub fn metrics(&self) -> &Metrics {
-        &self.metrics
+    /// What `/metrics` serves, as OpenMetrics text.
+    pub fn metrics_text(&self) -> String {
+        let mut text = String::new();
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
+            tracing::warn!(error = %e, "writing the metrics failed");
+        }
+        text
+    }
+
+    /// Counts a reply that reached its client; listen replies count as streams.
+    pub(crate) fn count_reply(&self, reply: &Reply) {
+        match reply.kind() {
+            ReplyKind::Listen | ReplyKind::Cancelled => {}
+            kind => self.metrics.record_reply(kind.as_str()),
+        }
     }
 
     /// The process's legacy sessions and bridge.

@@ -26,7 +26,7 @@ pub(crate) fn frame(
     tenant: &Arc<Tenant>,
     era: Era,
 ) -> HttpResponse {
-    service.metrics.record_reply(&reply);
+    service.count_reply(&reply);
     match reply {
         Reply::Result(r) => json_result(id, &r),
         Reply::Error(e) => RpcError::answering(id, e, era).error_response(),

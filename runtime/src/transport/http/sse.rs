@@ -67,7 +67,7 @@ pub(crate) fn drain(rx: &mut Receiver<Box<OutgoingMessage>>, pending: &mut VecDe
 
 /// The final event of a request stream; `None` when there is nothing to send.
 fn final_event(service: &McpService, id: &RequestId, reply: Reply) -> Option<Bytes> {
-    service.metrics.record_reply(&reply);
+    service.count_reply(&reply);
     match reply {
         Reply::Result(r) => Some(sse_event(&result_bytes(id, &r))),
         Reply::Error(e) => Some(sse_event(&error_bytes(Some(id), &e))),

@@ -1,0 +1,311 @@
+//! The process's metrics, kept with the `prometheus-client` crate and served at `/metrics` as
+//! OpenMetrics text: what the MCP endpoint answered, how long each request took by tenant,
+//! method and outcome, what was refused, and (collected at each scrape) the live legacy
+//! sessions and what became of the audit records.
+//!
+//! Every label value is bounded, so no client can grow the series: a method is one of the
+//! protocol's or `other` (a client may name any method), a tenant one the operator created, an
+//! outcome one of the dispatcher's (`complete`, `input_required`, `error`, `cancelled`,
+//! `listen`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Registry;
+
+use crate::tenancy::AuditSink;
+
+/// The methods a request's duration is labelled with; any other is `other`.
+const METHODS: [&str; 18] = [
+    "tools/call",
+    "tools/list",
+    "prompts/get",
+    "prompts/list",
+    "resources/read",
+    "resources/list",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+    "server/discover",
+    "subscriptions/listen",
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "notifications/cancelled",
+    "notifications/initialized",
+    "notifications/roots/list_changed",
+];
+
+/// Bucket bounds of request durations, in seconds: 100 µs (a cached call on loopback) to a
+/// minute (the default request timeout); a legacy shim flow that waits for a person lands
+/// above them.
+const DURATION_BUCKETS: [f64; 16] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
+    15.0, 60.0,
+];
+
+/// The outcomes replies are counted by, each shown from the start (at 0).
+const OUTCOMES: [&str; 4] = ["complete", "input_required", "error", "cancelled"];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TenantLabels {
+    tenant: Arc<str>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    tenant: Arc<str>,
+    method: &'static str,
+    outcome: &'static str,
+}
+
+fn duration_histogram() -> Histogram {
+    Histogram::new(DURATION_BUCKETS)
+}
+
+/// The metrics requests update. Cheap to clone: every metric is a shared handle, so a
+/// [`Registry`] holds clones of them ([`Metrics::register`]).
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    replies: Family<OutcomeLabels, Counter>,
+    durations: Family<RequestLabels, Histogram, fn() -> Histogram>,
+    rate_limited: Family<TenantLabels, Counter>,
+    notifications: Counter,
+    rejected_http: Counter,
+    streams_open: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let replies = Family::default();
+        for outcome in OUTCOMES {
+            let _ = replies.get_or_create(&OutcomeLabels { outcome });
+        }
+        Metrics {
+            replies,
+            durations: Family::new_with_constructor(duration_histogram),
+            rate_limited: Family::default(),
+            notifications: Counter::default(),
+            rejected_http: Counter::default(),
+            streams_open: Gauge::default(),
+        }
+    }
+}
+
+impl Metrics {
+    /// A reply with `outcome` that reached its client, or (`cancelled`) a request whose
+    /// client went away first.
+    pub(crate) fn record_reply(&self, outcome: &'static str) {
+        self.replies.get_or_create(&OutcomeLabels { outcome }).inc();
+    }
+
+    /// How long a dispatched request of `tenant` took, from its dispatch to its reply.
+    pub(crate) fn record_duration(
+        &self,
+        tenant: Arc<str>,
+        method: &str,
+        outcome: &'static str,
+        took: Duration,
+    ) {
+        let labels = RequestLabels {
+            tenant,
+            method: METHODS
+                .into_iter()
+                .find(|m| *m == method)
+                .unwrap_or("other"),
+            outcome,
+        };
+        self.durations
+            .get_or_create(&labels)
+            .observe(took.as_secs_f64());
+    }
+
+    /// A request of `tenant` refused by a rate limit.
+    pub(crate) fn record_rate_limited(&self, tenant: Arc<str>) {
+        self.rate_limited
+            .get_or_create(&TenantLabels { tenant })
+            .inc();
+    }
+
+    /// A request refused before dispatch (guard, size, auth, tenant, envelope).
+    pub(crate) fn record_rejection(&self) {
+        self.rejected_http.inc();
+    }
+
+    pub(crate) fn record_notification(&self) {
+        self.notifications.inc();
+    }
+
+    pub(crate) fn stream_opened(&self) {
+        self.streams_open.inc();
+    }
+
+    pub(crate) fn stream_closed(&self) {
+        self.streams_open.dec();
+    }
+
+    /// Registers every metric in `registry`, under the names `/metrics` shows.
+    pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "roundtrip_mcp_requests",
+            "MCP requests answered, by outcome",
+            self.replies.clone(),
+        );
+        registry.register(
+            "roundtrip_mcp_request_duration_seconds",
+            "Time from dispatch to reply of MCP requests, by tenant, method and outcome",
+            self.durations.clone(),
+        );
+        registry.register(
+            "roundtrip_rate_limited",
+            "Requests refused by a rate limit (tenant, key or tool), by tenant",
+            self.rate_limited.clone(),
+        );
+        registry.register(
+            "roundtrip_mcp_notifications",
+            "Client notifications accepted",
+            self.notifications.clone(),
+        );
+        registry.register(
+            "roundtrip_http_rejected",
+            "Requests refused before dispatch (guard, size, auth, tenant, envelope)",
+            self.rejected_http.clone(),
+        );
+        registry.register(
+            "roundtrip_sse_streams_open",
+            "SSE streams currently open",
+            self.streams_open.clone(),
+        );
+    }
+}
+
+/// What is read, not counted, at each scrape: the live legacy sessions (the session registry
+/// counts them) and the audit log's tally.
+pub(crate) struct Gathered {
+    /// The number of live legacy sessions.
+    pub(crate) legacy_sessions: Box<dyn Fn() -> usize + Send + Sync>,
+    pub(crate) audit: Option<Arc<dyn AuditSink>>,
+}
+
+impl std::fmt::Debug for Gathered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gathered")
+            .field("audit", &self.audit)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Collector for Gathered {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let sessions = i64::try_from((self.legacy_sessions)()).unwrap_or(i64::MAX);
+        ConstGauge::new(sessions).encode(encoder.encode_descriptor(
+            "roundtrip_legacy_sessions",
+            "Live legacy (initialize) sessions in this process",
+            None,
+            MetricType::Gauge,
+        )?)?;
+        if let Some(audit) = &self.audit {
+            let tally = audit.tally();
+            let mut family = encoder.encode_descriptor(
+                "roundtrip_audit_records",
+                "Audit records of calls, by what became of them",
+                None,
+                MetricType::Counter,
+            )?;
+            for (result, value) in [
+                ("written", tally.written),
+                ("dropped", tally.dropped),
+                ("failed", tally.failed),
+            ] {
+                let labels = [("result", result)];
+                ConstCounter::new(value).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prometheus_client::encoding::text::encode;
+
+    fn scrape(metrics: &Metrics) -> String {
+        let mut registry = Registry::default();
+        metrics.register(&mut registry);
+        let mut text = String::new();
+        encode(&mut text, &registry).expect("encodes");
+        text
+    }
+
+    #[test]
+    fn every_outcome_is_shown_before_its_first_reply() {
+        let text = scrape(&Metrics::default());
+        for outcome in ["complete", "input_required", "error", "cancelled"] {
+            let series = format!("roundtrip_mcp_requests_total{{outcome=\"{outcome}\"}} 0");
+            assert!(text.contains(&series), "{series} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_duration_is_labelled_with_tenant_method_and_outcome() {
+        let metrics = Metrics::default();
+        let tenant: Arc<str> = Arc::from("acme");
+        metrics.record_duration(tenant, "tools/call", "complete", Duration::from_micros(300));
+        let text = scrape(&metrics);
+        let labels = r#"tenant="acme",method="tools/call",outcome="complete""#;
+        assert!(
+            text.contains(&format!(
+                "roundtrip_mcp_request_duration_seconds_count{{{labels}}} 1"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "roundtrip_mcp_request_duration_seconds_bucket{{le=\"0.0005\",{labels}}} 1"
+            )),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_method_nobody_defined_is_labelled_other() {
+        let metrics = Metrics::default();
+        let tenant: Arc<str> = Arc::from("acme");
+        for method in ["x/1", "x/2", "x/3"] {
+            metrics.record_duration(tenant.clone(), method, "error", Duration::ZERO);
+        }
+        let text = scrape(&metrics);
+        assert!(
+            text.contains(r#"method="other",outcome="error"} 3"#),
+            "{text}"
+        );
+        assert!(!text.contains("x/1"), "{text}");
+    }
+
+    #[test]
+    fn rate_limit_refusals_are_counted_by_tenant() {
+        let metrics = Metrics::default();
+        let tenant: Arc<str> = Arc::from("acme");
+        metrics.record_rate_limited(tenant.clone());
+        metrics.record_rate_limited(tenant);
+        assert!(
+            scrape(&metrics).contains(r#"roundtrip_rate_limited_total{tenant="acme"} 2"#),
+            "{}",
+            scrape(&metrics)
+        );
+    }
+}
