@@ -238,7 +238,8 @@ async fn fetch_ring(
     );
     let ring = tokio::select! {
         _ = call.cancel.cancelled() => return None,
-        ring = ensure => ring.ok()?.ok()?,
+        // Timed out, the KeyManager gone, or the share failed (the KeyManager logged why).
+        ring = ensure => ring.ok()?.ok()?.ok()?,
     };
     Some(Protection::sealed(policy, settings, ring, rotation))
 }
