@@ -162,18 +162,31 @@ impl KeyManager {
         }
     }
 
-    /// Finding `tenant`'s ring in the share, or storing a new one with a fresh key there.
-    fn ensure_work(&self, tenant: &str) -> ShareWork<Result<Updated, RingError>> {
+    /// Running `decide` on `tenant`'s ring through [`Vault::update`]: it is given the stored
+    /// ring, or, if the share has none (it lost it, or never had it), the one held here.
+    fn update_work(
+        &self,
+        tenant: &str,
+        mut decide: impl FnMut(Option<KeyRing>) -> Next + 'static,
+    ) -> ShareWork<Result<Updated, RingError>> {
         let vault = self.vault.clone();
+        let held = self.rings.get(tenant).cloned();
         let tenant = tenant.to_owned();
         Box::pin(async move {
-            let now = unix_secs(SystemTime::now());
             vault
-                .update(&tenant, |current| match current {
-                    Some(ring) => Next::Keep(ring),
-                    None => Next::Write(KeyRing::new(StateKey::generate().with_created_at(now))),
+                .update(&tenant, |stored| {
+                    decide(stored.or_else(|| held.as_deref().cloned()))
                 })
                 .await
+        })
+    }
+
+    /// Finding `tenant`'s ring in the share, or storing a new one with a fresh key there.
+    fn ensure_work(&self, tenant: &str) -> ShareWork<Result<Updated, RingError>> {
+        let now = unix_secs(SystemTime::now());
+        self.update_work(tenant, move |current| match current {
+            Some(ring) => Next::Keep(ring),
+            None => Next::Write(fresh_ring(now)),
         })
     }
 
@@ -217,64 +230,36 @@ impl KeyManager {
         grace: Duration,
         now: u64,
     ) -> ShareWork<Result<Updated, RingError>> {
-        let vault = self.vault.clone();
-        let held = self.rings.get(tenant).cloned();
-        let tenant = tenant.to_owned();
-        Box::pin(async move {
-            vault
-                .update(&tenant, |stored| {
-                    // The share is the truth: another process may have rotated since we last
-                    // looked. A share that lost the ring gets ours back, rotated.
-                    let current = stored.or_else(|| held.as_deref().cloned());
-                    match (current, if_kid.as_deref()) {
-                        // Already rotated, by an earlier request or another process: keep it.
-                        (Some(current), Some(wanted)) if current.active().kid() != wanted => {
-                            Next::Keep(current)
-                        }
-                        (Some(current), _) => {
-                            let old = current.active();
-                            tracing::info!(
-                                tenant,
-                                retired_kid = old.kid(),
-                                age_secs = now.saturating_sub(old.created_at()),
-                                seals = old.seals(),
-                                "rotating requestState key"
-                            );
-                            Next::Write(
-                                current
-                                    .rotated(
-                                        StateKey::generate().with_created_at(now),
-                                        now.saturating_add(grace.as_secs()),
-                                    )
-                                    .pruned(now),
-                            )
-                        }
-                        (None, _) => {
-                            Next::Write(KeyRing::new(StateKey::generate().with_created_at(now)))
-                        }
-                    }
-                })
-                .await
+        let log_tenant = tenant.to_owned();
+        // The share is the truth: another process may have rotated since we last looked. A
+        // share that lost the ring gets ours back, rotated.
+        self.update_work(tenant, move |current| match (current, if_kid.as_deref()) {
+            // Already rotated, by an earlier request or another process: keep it.
+            (Some(current), Some(wanted)) if current.active().kid() != wanted => {
+                Next::Keep(current)
+            }
+            (Some(current), _) => {
+                let old = current.active();
+                tracing::info!(
+                    tenant = %log_tenant,
+                    retired_kid = old.kid(),
+                    age_secs = now.saturating_sub(old.created_at()),
+                    seals = old.seals(),
+                    "rotating requestState key"
+                );
+                let retire_after = now.saturating_add(grace.as_secs());
+                Next::Write(current.rotated(fresh_key(now), retire_after).pruned(now))
+            }
+            (None, _) => Next::Write(fresh_ring(now)),
         })
     }
 
     /// Storing `tenant`'s ring without the keys retired before unix second `now`.
     fn prune_work(&self, tenant: &str, now: u64) -> ShareWork<Result<Updated, RingError>> {
-        let vault = self.vault.clone();
-        let held = self.rings.get(tenant).cloned();
-        let tenant = tenant.to_owned();
-        Box::pin(async move {
-            vault
-                .update(&tenant, |stored| {
-                    match stored.or_else(|| held.as_deref().cloned()) {
-                        Some(ring) if ring.has_retired(now) => Next::Write(ring.pruned(now)),
-                        Some(ring) => Next::Keep(ring),
-                        None => {
-                            Next::Write(KeyRing::new(StateKey::generate().with_created_at(now)))
-                        }
-                    }
-                })
-                .await
+        self.update_work(tenant, move |current| match current {
+            Some(ring) if ring.has_retired(now) => Next::Write(ring.pruned(now)),
+            Some(ring) => Next::Keep(ring),
+            None => Next::Write(fresh_ring(now)),
         })
     }
 
@@ -413,6 +398,16 @@ impl KeyManager {
                 _ => false,
             });
     }
+}
+
+/// A new key, stamped as made at unix second `now`.
+fn fresh_key(now: u64) -> StateKey {
+    StateKey::generate().with_created_at(now)
+}
+
+/// A ring of one new key, made at unix second `now`.
+fn fresh_ring(now: u64) -> KeyRing {
+    KeyRing::new(fresh_key(now))
 }
 
 /// An error and its causes, `: `-separated, for a log line.
@@ -641,6 +636,19 @@ mod tests {
         (Collector { tx, one_shot }.start().recipient(), rx)
     }
 
+    /// `tenant`'s ring, ensured through the actor.
+    async fn ensured(km: &actix::Addr<KeyManager>, tenant: &str) -> Arc<KeyRing> {
+        let ensure = EnsureTenant {
+            tenant: tenant.to_owned(),
+        };
+        km.send(ensure).await.unwrap().unwrap()
+    }
+
+    /// The active kid of `tenant`'s ring, ensured through the actor.
+    async fn ensured_kid(km: &actix::Addr<KeyManager>, tenant: &str) -> String {
+        ensured(km, tenant).await.active().kid().to_owned()
+    }
+
     async fn next(rx: &mut UnboundedReceiver<KeyRings>) -> KeyRings {
         timeout(WAIT, rx.recv()).await.unwrap().unwrap()
     }
@@ -696,13 +704,7 @@ mod tests {
         assert!(snapshot.is_empty());
         assert!(next(&mut rx).await.is_empty());
 
-        let ring = km
-            .send(EnsureTenant {
-                tenant: "acme".to_owned(),
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        let ring = ensured(&km, "acme").await;
         let pushed = next(&mut rx).await;
         assert_eq!(pushed["acme"].active().kid(), ring.active().kid());
 
@@ -733,21 +735,9 @@ mod tests {
         km.send(Subscribe(recipient.downgrade())).await.unwrap();
         next(&mut rx).await;
         let tenant = "acme".to_owned();
-        let first = km
-            .send(EnsureTenant {
-                tenant: tenant.clone(),
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        let first = ensured(&km, &tenant).await;
         next(&mut rx).await;
-        let again = km
-            .send(EnsureTenant {
-                tenant: tenant.clone(),
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        let again = ensured(&km, &tenant).await;
         assert!(Arc::ptr_eq(&first, &again));
         // Pushes arrive in order: the next one must be the rotation's, not a second ensure's.
         let kid = km
@@ -959,16 +949,7 @@ mod tests {
     async fn many_workers_asking_to_rotate_the_same_key_cause_one_rotation() {
         let km = manager().start();
         let tenant = "acme".to_owned();
-        let old_kid = km
-            .send(EnsureTenant {
-                tenant: tenant.clone(),
-            })
-            .await
-            .unwrap()
-            .unwrap()
-            .active()
-            .kid()
-            .to_owned();
+        let old_kid = ensured_kid(&km, &tenant).await;
         let asks = (0..8).map(|_| {
             km.send(Rotate {
                 tenant: tenant.clone(),
@@ -1011,12 +992,7 @@ mod tests {
     async fn a_rotate_with_a_longer_grace_keeps_the_old_key_that_long() {
         let km = manager().start();
         let tenant = "acme".to_owned();
-        km.send(EnsureTenant {
-            tenant: tenant.clone(),
-        })
-        .await
-        .unwrap()
-        .unwrap();
+        ensured(&km, &tenant).await;
         let before = unix_secs(SystemTime::now());
         km.send(Rotate {
             tenant,
@@ -1070,12 +1046,7 @@ mod tests {
         .await
         .unwrap();
         let before = unix_secs(SystemTime::now());
-        km.send(EnsureTenant {
-            tenant: "acme".to_owned(),
-        })
-        .await
-        .unwrap()
-        .unwrap();
+        ensured(&km, "acme").await;
 
         // No request asks for it: the tick alone rotates the key made in 1970.
         let rotated = loop {
@@ -1139,16 +1110,7 @@ mod tests {
         let share = Flaky::default();
         let km = manager_over(share.clone(), &MasterKey::generate()).start();
         let tenant = "acme".to_owned();
-        let kid = km
-            .send(EnsureTenant {
-                tenant: tenant.clone(),
-            })
-            .await
-            .unwrap()
-            .unwrap()
-            .active()
-            .kid()
-            .to_owned();
+        let kid = ensured_kid(&km, &tenant).await;
         share.set_down(true);
         let rotated = km
             .send(Rotate {

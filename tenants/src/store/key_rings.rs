@@ -57,35 +57,30 @@ impl SqlStore {
         expected: Option<i64>,
     ) -> Result<RingWrite, StoreError> {
         let now = Millis::now().0;
-        let (written, version) = match expected {
-            None => {
-                let done = sqlx::query(
+        let (query, version) = match expected {
+            None => (
+                sqlx::query(
                     "INSERT INTO key_rings (tenant, ring, version, updated_at) \
                      VALUES ($1, $2, 1, $3) ON CONFLICT (tenant) DO NOTHING",
                 )
                 .bind(tenant)
                 .bind(ring)
-                .bind(now)
-                .execute(&self.pool)
-                .await
-                .map_err(db)?;
-                (done.rows_affected(), 1)
-            }
-            Some(expected) => {
-                let done = sqlx::query(
+                .bind(now),
+                1,
+            ),
+            Some(expected) => (
+                sqlx::query(
                     "UPDATE key_rings SET ring = $2, version = version + 1, updated_at = $4 \
                      WHERE tenant = $1 AND version = $3",
                 )
                 .bind(tenant)
                 .bind(ring)
                 .bind(expected)
-                .bind(now)
-                .execute(&self.pool)
-                .await
-                .map_err(db)?;
-                (done.rows_affected(), expected.wrapping_add(1))
-            }
+                .bind(now),
+                expected.wrapping_add(1),
+            ),
         };
+        let written = query.execute(&self.pool).await.map_err(db)?.rows_affected();
         Ok(if written == 1 {
             RingWrite::Stored(version)
         } else {

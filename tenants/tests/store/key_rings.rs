@@ -20,6 +20,17 @@ on_both_backends!(
     the_store_share_refuses_a_stale_version_as_a_conflict,
 );
 
+/// `tenant`'s stored ring text and version.
+async fn stored(db: &Db, tenant: &str) -> (String, i64) {
+    let row = db
+        .sql_store()
+        .key_ring(tenant)
+        .await
+        .expect("a read")
+        .expect("the ring");
+    (row.ring, row.version)
+}
+
 async fn a_ring_written_first_reads_back_at_version_one(db: &Db) {
     let store = db.sql_store();
     assert_eq!(store.key_ring("acme").await.expect("a read"), None);
@@ -28,12 +39,7 @@ async fn a_ring_written_first_reads_back_at_version_one(db: &Db) {
         .await
         .expect("a write");
     assert_eq!(written, RingWrite::Stored(1));
-    let row = store
-        .key_ring("acme")
-        .await
-        .expect("a read")
-        .expect("the ring");
-    assert_eq!((row.ring.as_str(), row.version), ("{}", 1));
+    assert_eq!(stored(db, "acme").await, ("{}".to_owned(), 1));
 }
 
 async fn writing_at_the_version_read_replaces_the_ring_and_bumps_the_version(db: &Db) {
@@ -47,12 +53,7 @@ async fn writing_at_the_version_read_replaces_the_ring_and_bumps_the_version(db:
         .await
         .expect("a write");
     assert_eq!(written, RingWrite::Stored(2));
-    let row = store
-        .key_ring("acme")
-        .await
-        .expect("a read")
-        .expect("the ring");
-    assert_eq!((row.ring.as_str(), row.version), ("two", 2));
+    assert_eq!(stored(db, "acme").await, ("two".to_owned(), 2));
 }
 
 async fn writing_at_a_stale_version_is_a_conflict_and_writes_nothing(db: &Db) {
@@ -70,12 +71,7 @@ async fn writing_at_a_stale_version_is_a_conflict_and_writes_nothing(db: &Db) {
         .await
         .expect("a write");
     assert_eq!(written, RingWrite::Conflict);
-    let row = store
-        .key_ring("acme")
-        .await
-        .expect("a read")
-        .expect("the ring");
-    assert_eq!((row.ring.as_str(), row.version), ("theirs", 2));
+    assert_eq!(stored(db, "acme").await, ("theirs".to_owned(), 2));
 }
 
 async fn creating_a_ring_that_exists_is_a_conflict_and_keeps_the_first(db: &Db) {
@@ -89,12 +85,7 @@ async fn creating_a_ring_that_exists_is_a_conflict_and_keeps_the_first(db: &Db) 
         .await
         .expect("a write");
     assert_eq!(written, RingWrite::Conflict);
-    let row = store
-        .key_ring("acme")
-        .await
-        .expect("a read")
-        .expect("the ring");
-    assert_eq!((row.ring.as_str(), row.version), ("first", 1));
+    assert_eq!(stored(db, "acme").await, ("first".to_owned(), 1));
 }
 
 async fn rings_are_kept_per_tenant(db: &Db) {
@@ -107,12 +98,7 @@ async fn rings_are_kept_per_tenant(db: &Db) {
         .put_key_ring("other", "o", None)
         .await
         .expect("a write");
-    let row = store
-        .key_ring("acme")
-        .await
-        .expect("a read")
-        .expect("the ring");
-    assert_eq!(row.ring, "a");
+    assert_eq!(stored(db, "acme").await.0, "a");
     assert_eq!(store.key_ring("third").await.expect("a read"), None);
 }
 
@@ -151,23 +137,14 @@ async fn the_store_share_never_holds_a_key_in_the_clear(db: &Db) {
         .store("acme", &wrapped, None)
         .await
         .expect("stored");
-    let row = db
-        .sql_store()
-        .key_ring("acme")
-        .await
-        .expect("a read")
-        .expect("the ring");
+    let (text, _) = stored(db, "acme").await;
     let secret = ring.active().secret_bytes();
-    for text in [
+    for clear in [
         base64::engine::general_purpose::STANDARD.encode(secret),
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret),
         secret.iter().map(|b| format!("{b:02x}")).collect(),
     ] {
-        assert!(
-            !row.ring.contains(&text),
-            "a key in the clear: {}",
-            row.ring
-        );
+        assert!(!text.contains(&clear), "a key in the clear: {text}");
     }
 }
 
