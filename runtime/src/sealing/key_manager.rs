@@ -71,7 +71,7 @@ use super::codec::StateKey;
 use super::keyring::{KeyRing, KeyRings};
 use super::master_key::MasterKey;
 use super::policy::SealPolicy;
-use super::share::KeyShare;
+use super::share::{KeyShare, ShareError};
 use super::vault::{Next, RingError, Updated, Vault};
 
 /// How often, by default, the `KeyManager` rotates keys that are too old or too used and
@@ -316,7 +316,8 @@ impl KeyManager {
     }
 
     /// The periodic work at unix second `now`, one tenant after another: rotating every held
-    /// key that is older than `rotate_every` or used up, and pruning retired keys.
+    /// key that is older than `rotate_every` or used up, and pruning retired keys. Stops at
+    /// the first tenant the share is unavailable for.
     fn tick_work(&self, now: u64) -> ShareWork<Vec<(String, Result<Updated, RingError>)>> {
         let max_age = self.config.rotate_every.as_secs();
         let work: Vec<(String, ShareWork<Result<Updated, RingError>>)> = self
@@ -339,7 +340,14 @@ impl KeyManager {
             let mut outcomes = Vec::with_capacity(work.len());
             for (tenant, work) in work {
                 let outcome = work.await;
+                // An unreachable share fails every tenant alike, each after its own timeout:
+                // the rest wait for the next tick rather than hold the manager that long.
+                let unreachable =
+                    matches!(outcome, Err(RingError::Share(ShareError::Unavailable(_))));
                 outcomes.push((tenant, outcome));
+                if unreachable {
+                    break;
+                }
             }
             outcomes
         })
@@ -598,7 +606,7 @@ mod tests {
 
     use super::*;
     use crate::sealing::codec::ROTATE_AFTER_SEALS;
-    use crate::sealing::share::{LocalKeyShare, ShareError, Stored, Version};
+    use crate::sealing::share::{LocalKeyShare, Stored, Version};
     use crate::sealing::wrapped::{UnwrapError, WrappedRing};
     use actix::{ActorContext, Arbiter};
     use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
@@ -1149,6 +1157,17 @@ mod tests {
             km.vault.load("acme").await.unwrap().unwrap().active().kid(),
             ring.active().kid()
         );
+    }
+
+    #[actix_rt::test]
+    async fn a_tick_stops_at_the_first_tenant_the_share_is_unavailable_for() {
+        let share = Flaky::default();
+        let mut km = manager_over(share.clone(), &MasterKey::generate());
+        let a = km.ensure("a").await;
+        km.ensure("b").await;
+        share.set_down(true);
+        km.tick(a.active().created_at() + 7 * HOUR).await;
+        assert_eq!(km.share_failures, 1);
     }
 
     #[actix_rt::test]
