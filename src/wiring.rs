@@ -169,10 +169,9 @@ pub async fn dispatching(
     // The KeyManager gets its own thread: it is never on a request's path (workers hold
     // snapshots it pushes), and rotation must not stall a worker.
     let key_arbiter = Arbiter::new();
-    let km_policy = policy.clone();
-    let key_manager = KeyManager::start_in_arbiter(&key_arbiter.handle(), move |_| {
-        KeyManager::new(km_policy, share, master)
-    });
+    let manager = KeyManager::new(policy.clone(), share, master);
+    let share_failures = manager.share_failure_count();
+    let key_manager = KeyManager::start_in_arbiter(&key_arbiter.handle(), move |_| manager);
     registry.tell_state_ttls(key_manager.clone().recipient(), policy.clock_skew);
     for slug in registry.slugs() {
         let ensured = key_manager
@@ -210,7 +209,11 @@ pub async fn dispatching(
     };
     Ok(Dispatching {
         runtime,
-        keys: StateKeys { key_manager, rings },
+        keys: StateKeys {
+            key_manager,
+            rings,
+            share_failures,
+        },
         key_arbiter,
     })
 }

@@ -21,7 +21,7 @@
 //!
 //! **When the share fails** (unreachable, or a ring that does not unwrap): the manager keeps
 //! the rings it holds and keeps serving them, logs the failure at `warn` (never a key), and
-//! counts it ([`ShareFailures`]). Nothing is adopted that was not stored: a rotation whose
+//! counts it ([`ShareFailureCount`], on `/metrics`). Nothing is adopted that was not stored: a rotation whose
 //! new ring could not be stored changes nothing here, so no worker seals with a key other
 //! processes cannot load. The tick retries a due rotation at its next run; a tenant whose
 //! ring could not be read at all gets none, and its requests are retried on the next ask.
@@ -58,6 +58,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -110,6 +111,24 @@ impl Default for KeyManagerConfig {
     }
 }
 
+/// How many reads and writes of the share failed since the manager started: a handle the
+/// wiring takes before starting the manager, for `/metrics`. Cheap to clone; reading it is
+/// one atomic load.
+#[derive(Debug, Clone, Default)]
+pub struct ShareFailureCount(Arc<AtomicU64>);
+
+impl ShareFailureCount {
+    /// The count so far.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Counts one more; returns the new count.
+    fn add(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::Relaxed).saturating_add(1)
+    }
+}
+
 /// Work on the share that owns what it needs, so it runs without borrowing the manager; the
 /// manager applies its outcome when it is done.
 type ShareWork<T> = Pin<Box<dyn Future<Output = T>>>;
@@ -131,8 +150,8 @@ pub struct KeyManager {
     /// Held weakly: a subscriber whose owner let it go (its HTTP worker stopped) stops and
     /// is forgotten at the next broadcast.
     subscribers: Vec<WeakRecipient<KeyRingsChanged>>,
-    /// Reads and writes of the share that failed since start ([`ShareFailures`]).
-    share_failures: u64,
+    /// Reads and writes of the share that failed since start.
+    share_failures: ShareFailureCount,
 }
 
 impl KeyManager {
@@ -158,8 +177,13 @@ impl KeyManager {
             rings: KeyRings::default(),
             tenant_grace: HashMap::new(),
             subscribers: Vec::new(),
-            share_failures: 0,
+            share_failures: ShareFailureCount::default(),
         }
+    }
+
+    /// The count of the share's failures, to read while the manager runs.
+    pub fn share_failure_count(&self) -> ShareFailureCount {
+        self.share_failures.clone()
     }
 
     /// Running `decide` on `tenant`'s ring through [`Vault::update`]: it is given the stored
@@ -305,11 +329,11 @@ impl KeyManager {
 
     /// Counts and logs a failure of the share; the held rings stay as they are.
     fn failed(&mut self, tenant: &str, error: RingError) -> RingError {
-        self.share_failures += 1;
+        let failures = self.share_failures.add();
         tracing::warn!(
             tenant,
             error = %ErrorChain(&error),
-            failures = self.share_failures,
+            failures,
             "the requestState key share failed; serving the key rings held"
         );
         error
@@ -441,7 +465,7 @@ impl fmt::Debug for KeyManager {
             .field("tenants", &self.rings.len())
             .field("tenant_grace", &self.tenant_grace)
             .field("subscribers", &self.subscribers.len())
-            .field("share_failures", &self.share_failures)
+            .field("share_failures", &self.share_failures.get())
             .finish_non_exhaustive()
     }
 }
@@ -579,19 +603,6 @@ impl Handler<Snapshot> for KeyManager {
 
     fn handle(&mut self, _msg: Snapshot, _ctx: &mut Self::Context) -> Self::Result {
         Arc::clone(&self.rings)
-    }
-}
-
-/// How many reads and writes of the share failed since the manager started.
-#[derive(Debug, Clone, Copy, Message)]
-#[rtype(result = "u64")]
-pub struct ShareFailures;
-
-impl Handler<ShareFailures> for KeyManager {
-    type Result = u64;
-
-    fn handle(&mut self, _msg: ShareFailures, _ctx: &mut Self::Context) -> u64 {
-        self.share_failures
     }
 }
 
@@ -1116,7 +1127,9 @@ mod tests {
     #[actix_rt::test]
     async fn a_rotation_the_share_cannot_store_fails_changes_nothing_and_is_counted() {
         let share = Flaky::default();
-        let km = manager_over(share.clone(), &MasterKey::generate()).start();
+        let km = manager_over(share.clone(), &MasterKey::generate());
+        let failures = km.share_failure_count();
+        let km = km.start();
         let tenant = "acme".to_owned();
         let kid = ensured_kid(&km, &tenant).await;
         share.set_down(true);
@@ -1133,7 +1146,7 @@ mod tests {
             Err(RingError::Share(ShareError::Unavailable(_)))
         ));
         assert_eq!(km.send(Snapshot).await.unwrap()["acme"].active().kid(), kid);
-        assert_eq!(km.send(ShareFailures).await.unwrap(), 1);
+        assert_eq!(failures.get(), 1);
     }
 
     #[actix_rt::test]
@@ -1147,7 +1160,7 @@ mod tests {
         assert!(Arc::ptr_eq(&km.ensure("acme").await, &first));
         km.tick(t0 + 6 * HOUR).await;
         assert_eq!(km.rings["acme"].active().kid(), first.active().kid());
-        assert_eq!(km.share_failures, 1);
+        assert_eq!(km.share_failures.get(), 1);
 
         share.set_down(false);
         km.tick(t0 + 6 * HOUR + 60).await;
@@ -1167,7 +1180,7 @@ mod tests {
         km.ensure("b").await;
         share.set_down(true);
         km.tick(a.active().created_at() + 7 * HOUR).await;
-        assert_eq!(km.share_failures, 1);
+        assert_eq!(km.share_failures.get(), 1);
     }
 
     #[actix_rt::test]

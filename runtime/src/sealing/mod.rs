@@ -59,7 +59,7 @@ pub use codec::{StateKey, ROTATE_AFTER_SEALS};
 pub use error::{OpenError, SealError};
 pub use key_manager::{
     EnsureTenant, KeyManager, KeyManagerConfig, KeyRingsChanged, Rotate, SetTenantGrace,
-    ShareFailures, Snapshot, Subscribe, PRUNE_EVERY, ROTATE_EVERY, TICK_EVERY,
+    ShareFailureCount, Snapshot, Subscribe, PRUNE_EVERY, ROTATE_EVERY, TICK_EVERY,
 };
 pub use keyring::{KeyRing, KeyRings};
 pub use master_key::{MasterKey, MasterKeyError, WrapFailed, MASTER_KEY_LEN};

@@ -60,8 +60,14 @@ impl Metrics {
     }
 
     /// The Prometheus text of the counters, with the process's live legacy sessions (which
-    /// the session registry counts, not these metrics).
-    fn render(&self, legacy_sessions: usize, audit: Option<AuditTally>) -> String {
+    /// the session registry counts, not these metrics) and, when sealing, the failures of the
+    /// KeyManager's key share (which it counts).
+    fn render(
+        &self,
+        legacy_sessions: usize,
+        audit: Option<AuditTally>,
+        key_share_failures: Option<u64>,
+    ) -> String {
         let mut out = String::new();
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         header(
@@ -110,6 +116,16 @@ impl Metrics {
         ] {
             header(&mut out, name, kind, help);
             let _ = writeln!(out, "{name} {value}");
+        }
+        if let Some(failures) = key_share_failures {
+            let name = "roundtrip_key_share_failures_total";
+            header(
+                &mut out,
+                name,
+                "counter",
+                "Reads and writes of the requestState key share that failed (rings held kept serving).",
+            );
+            let _ = writeln!(out, "{name} {failures}");
         }
         if let Some(tally) = audit {
             header(
@@ -163,5 +179,6 @@ pub(crate) async fn metrics(service: web::Data<McpService>) -> HttpResponse {
         .body(service.metrics.render(
             service.legacy.sessions.len(),
             service.runtime.audit.as_ref().map(|a| a.tally()),
+            service.keys.as_ref().map(|keys| keys.share_failures.get()),
         ))
 }
