@@ -21,7 +21,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{LegacyConfig, RuntimeConfig};
-use roundtrip_runtime::sealing::{SealPolicy, DEFAULT_REPLAY_MAX_BYTES, REPLAY_ENTRY_BYTES};
+use roundtrip_runtime::sealing::{
+    MasterKey, MasterKeyError, SealPolicy, DEFAULT_REPLAY_MAX_BYTES, REPLAY_ENTRY_BYTES,
+};
 use roundtrip_runtime::transport::http::HttpConfig;
 use roundtrip_runtime::transport::stdio::StdioLimits;
 use serde::Deserialize;
@@ -64,6 +66,10 @@ pub struct Config {
     /// The admin API's operator token (`ROUNDTRIP_ADMIN_TOKEN`); unset: only tenant-admin
     /// keys reach the admin API.
     pub admin_token: Option<String>,
+    /// The master key that wraps requestState keys at rest (`ROUNDTRIP_MASTER_KEY`): 32
+    /// bytes, base64. Unset: the key in `{data_dir}/master.key`, generated on first start
+    /// (see `master_key.rs`).
+    pub master_key: Option<String>,
     pub tenants: TenantsSettings,
     pub audit: AuditSettings,
     pub http: HttpSettings,
@@ -95,6 +101,10 @@ impl std::fmt::Debug for Config {
             .field(
                 "admin_token",
                 &self.admin_token.as_ref().map(|_| "<redacted>"),
+            )
+            .field(
+                "master_key",
+                &self.master_key.as_ref().map(|_| "<redacted>"),
             )
             .field("tenants", &self.tenants)
             .field("audit", &self.audit)
@@ -290,6 +300,7 @@ impl Default for Config {
             database_url: None,
             data_dir: "./.roundtrip".into(),
             admin_token: None,
+            master_key: None,
             tenants: TenantsSettings::default(),
             audit: AuditSettings::default(),
             http: HttpSettings::default(),
@@ -376,6 +387,9 @@ pub enum InvalidConfig {
     NoAllowedHosts,
     #[error("`listen` is {0:?}, not `host:port` with a port from 0 to 65535")]
     Listen(String),
+    /// Never carries the key's text.
+    #[error("`master_key` (ROUNDTRIP_MASTER_KEY) is not a master key: {0}")]
+    MasterKey(#[source] MasterKeyError),
 }
 
 /// Longest idle time of a legacy session, and longest wait for one answer: a day.
@@ -465,6 +479,7 @@ impl Config {
         if self.workers == Some(0) {
             return Err(InvalidConfig::Zero { key: "workers" });
         }
+        self.configured_master_key()?;
 
         let http = &self.http;
         non_zero("http.max_body_bytes", http.max_body_bytes as u64)?;
@@ -568,6 +583,20 @@ impl Config {
         Duration::from_millis(self.mcp.request_timeout_ms)
     }
 
+    /// The master key set by `master_key` (`ROUNDTRIP_MASTER_KEY`), if one is.
+    pub fn configured_master_key(&self) -> Result<Option<MasterKey>, InvalidConfig> {
+        self.master_key
+            .as_deref()
+            .map(MasterKey::from_base64)
+            .transpose()
+            .map_err(InvalidConfig::MasterKey)
+    }
+
+    /// Where the generated master key is kept when `master_key` is unset.
+    pub fn master_key_file(&self) -> std::path::PathBuf {
+        Path::new(&self.data_dir).join("master.key")
+    }
+
     /// The tenant store's URL: `database_url`, or the SQLite file under `data_dir`.
     pub fn store_url(&self) -> String {
         match &self.database_url {
@@ -639,6 +668,42 @@ mod tests {
             ..Config::default()
         };
         assert!(!format!("{c:?}").contains("secret-key"));
+    }
+
+    #[test]
+    fn debug_redacts_the_master_key() {
+        let c = Config {
+            master_key: Some("c2VjcmV0LW1hc3Rlci1rZXk=".into()),
+            ..Config::default()
+        };
+        assert!(!format!("{c:?}").contains("c2VjcmV0"));
+    }
+
+    #[test]
+    fn a_master_key_that_is_not_base64_is_refused_naming_the_variable() {
+        let err = validated(|c| c.master_key = Some("not base64!".into())).unwrap_err();
+        assert_eq!(err, InvalidConfig::MasterKey(MasterKeyError::NotBase64));
+        let message = err.to_string();
+        assert!(message.contains("ROUNDTRIP_MASTER_KEY"), "{message}");
+        assert!(!message.contains("not base64!"), "{message}");
+    }
+
+    #[test]
+    fn a_master_key_that_is_not_32_bytes_is_refused() {
+        // 24 bytes of base64.
+        let err = validated(|c| c.master_key = Some("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA".into()));
+        assert_eq!(
+            err,
+            Err(InvalidConfig::MasterKey(MasterKeyError::WrongLength {
+                len: 24
+            }))
+        );
+    }
+
+    #[test]
+    fn a_32_byte_base64_master_key_is_accepted() {
+        let key = MasterKey::generate().to_base64();
+        assert_eq!(validated(|c| c.master_key = Some(key.to_string())), Ok(()));
     }
 
     #[test]

@@ -16,5 +16,6 @@ pub mod catalogs;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod master_key;
 pub mod terminal;
 pub mod wiring;

@@ -1,6 +1,10 @@
 //! Builds the process-wide pieces once (the tenant store and the registry that follows it,
 //! the KeyManager on its own arbiter, the audit log, the MCP service and the admin API) and
 //! starts the HTTP server. Tests call [`start_with`] with port 0 and a store of their own.
+//!
+//! Key rings: [`start`] keeps them in the tenant store ([`StoreKeyShare`]), wrapped under the
+//! master key ([`crate::master_key`]), so a restart keeps every state in flight openable;
+//! [`start_with`] keeps them in memory, for tests; [`start_sharing`] takes any share.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,7 +16,8 @@ use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
 use roundtrip_runtime::metrics::Metrics;
 use roundtrip_runtime::sealing::{
-    EnsureTenant, KeyManager, KeyShare, LocalKeyShare, MemoryReplayCache, SealPolicy, Snapshot,
+    EnsureTenant, KeyManager, KeyShare, LocalKeyShare, MasterKey, MemoryReplayCache, RingError,
+    SealPolicy, Snapshot,
 };
 use roundtrip_runtime::tenancy::TenantDirectory;
 use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
@@ -20,7 +25,8 @@ use roundtrip_tenants::admin::{self, AdminApi};
 use roundtrip_tenants::audit_log::{self, AuditLog};
 use roundtrip_tenants::store::SqlStore;
 use roundtrip_tenants::{
-    ApiKey, ApiKeyRecord, AuthMode, Slug, Store, StoreError, TenantRegistry, TenantSpec,
+    ApiKey, ApiKeyRecord, AuthMode, Slug, Store, StoreError, StoreKeyShare, TenantRegistry,
+    TenantSpec,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -55,11 +61,26 @@ impl Running {
 
 /// Opens the tenant store the settings name (creating and migrating it).
 pub async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
+    Ok(Arc::new(open_sql_store(config).await?))
+}
+
+/// [`open_store`], as the [`SqlStore`] it is: what the key share needs.
+pub async fn open_sql_store(config: &Config) -> anyhow::Result<SqlStore> {
     let url = config.store_url();
-    let store = SqlStore::open(&url)
+    SqlStore::open(&url)
         .await
-        .with_context(|| format!("opening the tenant store ({})", scheme_of(&url)))?;
-    Ok(Arc::new(store))
+        .with_context(|| format!("opening the tenant store ({})", scheme_of(&url)))
+}
+
+/// Where `serve` and `stdio` keep key rings: in the tenant store, wrapped under the master
+/// key, its queries run on the current runtime (the process's main one).
+pub fn store_keys(
+    config: &Config,
+    store: &SqlStore,
+) -> anyhow::Result<(Arc<dyn KeyShare>, MasterKey)> {
+    let master = crate::master_key::resolve(config)?;
+    let share = StoreKeyShare::new(store.clone(), tokio::runtime::Handle::current());
+    Ok((Arc::new(share), master))
 }
 
 /// The URL's scheme only: the rest may hold a password.
@@ -129,13 +150,15 @@ impl Dispatching {
     }
 }
 
-/// Builds [`Dispatching`] inside the current actix System, its key rings kept in `share`:
-/// this process's own ([`LocalKeyShare`]), or one other processes share. Refuses first a
-/// process byte budget the machine cannot give (both `serve` and `stdio` come through here).
+/// Builds [`Dispatching`] inside the current actix System, its key rings kept in `share`
+/// wrapped under `master`: this process's own ([`LocalKeyShare`]), or one other processes
+/// share. Refuses first a process byte budget the machine cannot give (both `serve` and
+/// `stdio` come through here), then a master key that does not open the stored rings.
 pub async fn dispatching(
     config: &Config,
     registry: &TenantRegistry,
-    share: Box<dyn KeyShare>,
+    share: Arc<dyn KeyShare>,
+    master: MasterKey,
 ) -> anyhow::Result<Dispatching> {
     config.budgets.check_machine()?;
     let policy = SealPolicy {
@@ -147,16 +170,26 @@ pub async fn dispatching(
     // The KeyManager gets its own thread: it is never on a request's path (workers hold
     // snapshots it pushes), and rotation must not stall a worker.
     let key_arbiter = Arbiter::new();
-    let km_policy = policy.clone();
-    let key_manager = KeyManager::start_in_arbiter(&key_arbiter.handle(), move |_| {
-        KeyManager::new(km_policy, share)
-    });
+    let manager = KeyManager::new(policy.clone(), share, master);
+    let share_failures = manager.share_failure_count();
+    let key_manager = KeyManager::start_in_arbiter(&key_arbiter.handle(), move |_| manager);
     registry.tell_state_ttls(key_manager.clone().recipient(), policy.clock_skew);
     for slug in registry.slugs() {
-        key_manager
+        let ensured = key_manager
             .send(EnsureTenant { tenant: slug })
             .await
             .context("creating key rings")?;
+        if let Err(e) = ensured {
+            key_arbiter.stop();
+            return Err(match e {
+                RingError::Unwrap(_) => anyhow::Error::new(e).context(
+                    "the stored requestState keys do not open under this master key: \
+                     ROUNDTRIP_MASTER_KEY (or the data dir's master.key) is not the key they \
+                     were stored under",
+                ),
+                e => anyhow::Error::new(e).context("loading the requestState key rings"),
+            });
+        }
     }
     let rings = key_manager
         .send(Snapshot)
@@ -178,46 +211,55 @@ pub async fn dispatching(
     };
     Ok(Dispatching {
         runtime,
-        keys: StateKeys { key_manager, rings },
+        keys: StateKeys {
+            key_manager,
+            rings,
+            share_failures,
+        },
         key_arbiter,
     })
 }
 
 /// Starts the server on `config.listen` inside the current actix System: the store the
-/// settings name, seeded on first start.
+/// settings name, seeded on first start, which also keeps the key rings.
 pub async fn start(config: &Config) -> anyhow::Result<Running> {
     config.validate()?;
-    let store = open_store(config).await?;
+    let sql = open_sql_store(config).await?;
+    let (share, master) = store_keys(config, &sql)?;
+    let store: Arc<dyn Store> = Arc::new(sql);
     let generated_demo_key = seed(store.as_ref(), config).await?;
     let registry = Arc::new(TenantRegistry::new(store, Arc::new(catalogs::Compiled)));
     registry.load().await.context("reading the tenants")?;
-    start_with(config, registry, generated_demo_key).await
+    start_sharing(config, registry, generated_demo_key, share, master).await
 }
 
-/// Starts the server for the tenants of `registry` (loaded), with key rings of its own.
+/// Starts the server for the tenants of `registry` (loaded), with key rings of its own, in
+/// memory: gone when it stops.
 pub async fn start_with(
     config: &Config,
     registry: Arc<TenantRegistry>,
     generated_demo_key: Option<ApiKey>,
 ) -> anyhow::Result<Running> {
-    let own_keys = Box::new(LocalKeyShare::new());
-    start_sharing(config, registry, generated_demo_key, own_keys).await
+    let own_keys = Arc::new(LocalKeyShare::new());
+    let master = MasterKey::generate();
+    start_sharing(config, registry, generated_demo_key, own_keys, master).await
 }
 
-/// Starts the server for the tenants of `registry`, its key rings kept in `share`: servers
-/// that share one open each other's `requestState`.
+/// Starts the server for the tenants of `registry`, its key rings kept in `share` wrapped
+/// under `master`: servers that share both open each other's `requestState`.
 pub async fn start_sharing(
     config: &Config,
     registry: Arc<TenantRegistry>,
     generated_demo_key: Option<ApiKey>,
-    share: Box<dyn KeyShare>,
+    share: Arc<dyn KeyShare>,
+    master: MasterKey,
 ) -> anyhow::Result<Running> {
     config.validate()?;
     let Dispatching {
         mut runtime,
         keys,
         key_arbiter,
-    } = dispatching(config, &registry, share).await?;
+    } = dispatching(config, &registry, share, master).await?;
     let background = CancellationToken::new();
     registry.follow(
         Duration::from_millis(config.tenants.follow_ms),

@@ -20,6 +20,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use crate::sealing::ShareFailureCount;
 use crate::tenancy::AuditSink;
 
 /// The methods a request's duration is labelled with; any other is `other`.
@@ -193,11 +194,13 @@ impl Metrics {
 }
 
 /// What is read, not counted, at each scrape: the live legacy sessions (the session registry
-/// counts them) and the audit log's tally.
+/// counts them), the audit log's tally, and, when sealing, the failures of the KeyManager's
+/// key share (which it counts).
 pub(crate) struct Gathered {
     /// The number of live legacy sessions.
     pub(crate) legacy_sessions: Box<dyn Fn() -> usize + Send + Sync>,
     pub(crate) audit: Option<Arc<dyn AuditSink>>,
+    pub(crate) key_share_failures: Option<ShareFailureCount>,
 }
 
 impl std::fmt::Debug for Gathered {
@@ -217,6 +220,14 @@ impl Collector for Gathered {
             None,
             MetricType::Gauge,
         )?)?;
+        if let Some(failures) = &self.key_share_failures {
+            ConstCounter::new(failures.get()).encode(encoder.encode_descriptor(
+                "roundtrip_key_share_failures",
+                "Reads and writes of the requestState key share that failed (rings held kept serving)",
+                None,
+                MetricType::Counter,
+            )?)?;
+        }
         if let Some(audit) = &self.audit {
             let tally = audit.tally();
             let mut family = encoder.encode_descriptor(

@@ -12,7 +12,6 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use roundtrip_runtime::handler::Principal;
-use roundtrip_runtime::sealing::LocalKeyShare;
 use roundtrip_runtime::tenancy::TenantDirectory;
 use roundtrip_runtime::transport::stdio::{self, Stdio};
 use roundtrip_tenants::{Status, TenantRegistry};
@@ -25,7 +24,13 @@ use crate::wiring;
 
 pub fn run(config: Config, args: &StdioArgs) -> anyhow::Result<()> {
     actix_rt::System::new().block_on(async move {
-        let store = wiring::open_store(&config).await?;
+        let sql = wiring::open_sql_store(&config).await?;
+        // The tenant store's key rings, as `serve` keeps them: a client that restarts its
+        // stdio server (editors do, on a crash or a reload) still has its states in flight
+        // open, and `stdio` and `serve` on one store open each other's states. Keeping them
+        // in memory would save only the master key file, which `serve` makes anyway.
+        let (share, master) = wiring::store_keys(&config, &sql)?;
+        let store: Arc<dyn roundtrip_tenants::Store> = Arc::new(sql);
         if let Some(key) = wiring::seed(store.as_ref(), &config).await? {
             eprintln!("roundtrip: demo API key (shown once): {}", key.secret);
         }
@@ -45,8 +50,7 @@ pub fn run(config: Config, args: &StdioArgs) -> anyhow::Result<()> {
             Duration::from_millis(config.tenants.follow_ms),
             following.clone(),
         );
-        let dispatching =
-            wiring::dispatching(&config, &registry, Box::new(LocalKeyShare::new())).await?;
+        let dispatching = wiring::dispatching(&config, &registry, share, master).await?;
         tracing::info!(tenant = tenant.slug(), "serving over stdio");
         let server = Stdio {
             tenant,

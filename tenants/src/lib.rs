@@ -13,6 +13,7 @@ pub mod audit;
 pub mod audit_log;
 pub mod catalogs;
 mod error;
+mod key_share;
 pub mod limits;
 pub mod model;
 pub mod registry;
@@ -21,6 +22,7 @@ pub mod wire;
 
 pub use api_key::{ApiKey, ApiKeyRecord, PresentedKey, Scope};
 pub use error::TenantError;
+pub use key_share::StoreKeyShare;
 pub use model::{
     AuthMode, Millis, Names, RateLimit, RateLimits, Slug, Status, TenantRecord, TenantSpec,
 };

@@ -1,6 +1,11 @@
 //! `/healthz`, `/readyz` and `/metrics`: what an orchestrator and a scraper see.
 
+use std::sync::Arc;
+
 use awc::http::Method;
+use roundtrip_runtime::sealing::{
+    KeyShare, LocalKeyShare, MasterKey, ShareError, Stored, Version, WrappedRing,
+};
 use serde_json::json;
 
 use crate::support::{tool_call, Server, LAB};
@@ -187,5 +192,46 @@ async fn metrics_show_the_live_legacy_sessions() {
         metric(&scrape(&server).await, "roundtrip_legacy_sessions"),
         0
     );
+    server.stop().await;
+}
+
+/// A key share that gives the rings it holds but takes no change: a store that went
+/// read-only, or a network that lets reads through and not writes.
+struct ReadOnly(LocalKeyShare);
+
+#[async_trait::async_trait]
+impl KeyShare for ReadOnly {
+    async fn load(&self, tenant: &str) -> Result<Option<Stored>, ShareError> {
+        self.0.load(tenant).await
+    }
+
+    async fn store(
+        &self,
+        _tenant: &str,
+        _ring: &WrappedRing,
+        _expected: Option<Version>,
+    ) -> Result<Version, ShareError> {
+        Err(ShareError::Unavailable("read-only".into()))
+    }
+}
+
+#[actix_web::test]
+async fn a_rotation_the_key_share_cannot_store_answers_503_and_is_counted_on_metrics() {
+    let fleet = LocalKeyShare::new();
+    let master = MasterKey::generate();
+    // A first server makes the rings; the second only reads them.
+    Server::start_sharing(Arc::new(fleet.clone()), master.clone(), |_| {})
+        .await
+        .stop()
+        .await;
+    let server = Server::start_sharing(Arc::new(ReadOnly(fleet)), master, |_| {}).await;
+    let series = "roundtrip_key_share_failures_total";
+    assert_eq!(metric(&scrape(&server).await, series), 0);
+    let rotated = server
+        .admin(Method::POST, "/tenants/lab/state-keys/rotate")
+        .send_unchecked()
+        .await;
+    assert_eq!(rotated.status, 503, "{rotated:?}");
+    assert_eq!(metric(&scrape(&server).await, series), 1);
     server.stop().await;
 }

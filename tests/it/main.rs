@@ -28,6 +28,7 @@ mod mrtr;
 mod replay;
 mod sealing;
 mod stamping;
+mod state_keys;
 mod stdio;
 mod stdio_bounds;
 mod store_cli;

@@ -4,7 +4,11 @@
 
 use std::time::Duration;
 
-use roundtrip_runtime::sealing::{KeyRing, KeyShare, MemoryKeyShare};
+use std::sync::{Arc, Mutex};
+
+use roundtrip_runtime::sealing::{
+    KeyRing, KeyShare, LocalKeyShare, MasterKey, ShareError, Stored, Version, WrappedRing,
+};
 use serde_json::{json, Value};
 
 use crate::support::{
@@ -165,23 +169,60 @@ async fn a_state_replayed_on_another_method_is_rejected() {
 
 /// One key ring for every tenant: whatever tenant's ring is asked for, the same ring. With it,
 /// a state presented to another tenant opens under the right key, and only the tenant bound
-/// in its associated data can refuse it.
-#[derive(Default)]
-struct OneRingForAll(Option<KeyRing>);
+/// in its associated data can refuse it. A wrapped key opens only for the tenant it was
+/// wrapped for, so this share holds the master key and wraps the one ring for each asker.
+struct OneRingForAll {
+    master: MasterKey,
+    ring: Mutex<Option<(KeyRing, u64)>>,
+}
 
+impl OneRingForAll {
+    fn new(master: &MasterKey) -> OneRingForAll {
+        OneRingForAll {
+            master: master.clone(),
+            ring: Mutex::new(None),
+        }
+    }
+}
+
+#[async_trait::async_trait]
 impl KeyShare for OneRingForAll {
-    fn load(&mut self, _tenant: &str) -> Option<KeyRing> {
-        self.0.clone()
+    async fn load(&self, tenant: &str) -> Result<Option<Stored>, ShareError> {
+        let held = self.ring.lock().expect("the ring").clone();
+        held.map(|(ring, version)| {
+            Ok(Stored {
+                ring: WrappedRing::wrap(tenant, &ring, &self.master)
+                    .map_err(|e| ShareError::Malformed(Box::new(e)))?,
+                version: Version(version),
+            })
+        })
+        .transpose()
     }
 
-    fn store(&mut self, _tenant: &str, ring: &KeyRing) {
-        self.0 = Some(ring.clone());
+    async fn store(
+        &self,
+        tenant: &str,
+        ring: &WrappedRing,
+        expected: Option<Version>,
+    ) -> Result<Version, ShareError> {
+        let ring = ring
+            .unwrap(tenant, &self.master)
+            .map_err(|e| ShareError::Malformed(Box::new(e)))?;
+        let mut held = self.ring.lock().expect("the ring");
+        if held.as_ref().map(|(_, v)| Version(*v)) != expected {
+            return Err(ShareError::Conflict);
+        }
+        let version = held.as_ref().map_or(1, |(_, v)| v + 1);
+        *held = Some((ring, version));
+        Ok(Version(version))
     }
 }
 
 #[actix_web::test]
 async fn a_state_replayed_on_another_tenant_is_rejected_even_under_the_same_key() {
-    let server = Server::start_sharing(Box::new(OneRingForAll::default()), |_| {}).await;
+    let master = MasterKey::generate();
+    let share = Arc::new(OneRingForAll::new(&master));
+    let server = Server::start_sharing(share, master, |_| {}).await;
     let (first, state) = first_round(&server, LAB, json!({})).await;
     let reply = server
         .send(LAB2, &retry(&first, 2, answer(), Some(&state)))
@@ -198,9 +239,10 @@ async fn a_state_replayed_on_another_tenant_is_rejected_even_under_the_same_key(
 
 #[actix_web::test]
 async fn a_state_sealed_by_one_process_opens_on_another_that_shares_its_key_rings() {
-    let fleet = MemoryKeyShare::new();
-    let one = Server::start_sharing(Box::new(fleet.clone()), |_| {}).await;
-    let other = Server::start_sharing(Box::new(fleet), |_| {}).await;
+    let fleet = LocalKeyShare::new();
+    let master = MasterKey::generate();
+    let one = Server::start_sharing(Arc::new(fleet.clone()), master.clone(), |_| {}).await;
+    let other = Server::start_sharing(Arc::new(fleet), master, |_| {}).await;
     let (first, state) = first_round(&one, LAB, json!({})).await;
     let done = other
         .send(LAB, &retry(&first, 2, answer(), Some(&state)))

@@ -2,80 +2,13 @@
 //! on first start and shows the demo key once; what is stored survives a restart; `roundtrip
 //! tenant` and `roundtrip key` change the store, and a running server follows within a second.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::scratch_dir;
-
-/// `roundtrip serve` on a free port with its data in `dir`; stopped (SIGTERM) when dropped.
-struct Serve {
-    child: Child,
-    url: String,
-    /// What it printed before it listened.
-    banner: Vec<String>,
-}
-
-impl Serve {
-    fn start(dir: &Path) -> Serve {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_roundtrip"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--workers", "1"])
-            .env("ROUNDTRIP_DATA_DIR", dir)
-            .env("ROUNDTRIP_TENANTS__FOLLOW_MS", "100")
-            .env("ROUNDTRIP_LOG", "warn")
-            .env_remove("ROUNDTRIP_DEMO_API_KEY")
-            .env_remove("RUST_LOG")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("roundtrip serve starts");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let mut banner = Vec::new();
-        let mut url = None;
-        for line in lines.by_ref() {
-            let line = line.expect("a line of the banner");
-            if let Some(base) = line.split(" listening on ").nth(1) {
-                url = Some(base.to_owned());
-            }
-            let last = line.contains("admin API");
-            banner.push(line);
-            if last {
-                break;
-            }
-        }
-        // Keep reading stdout so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Serve {
-            child,
-            url: url.expect("the listening address"),
-            banner,
-        }
-    }
-
-    fn demo_key(&self) -> Option<String> {
-        self.banner
-            .iter()
-            .find_map(|l| l.split("): ").nth(1).filter(|_| l.contains("demo API key")))
-            .map(|k| k.trim().to_owned())
-    }
-
-    fn stop(mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::support::{scratch_dir, Serve};
 
 /// `roundtrip ARGS... --json` on the store in `dir`: its JSON output.
 fn cli(dir: &Path, args: &[&str]) -> Value {

@@ -22,7 +22,9 @@ use super::protection::Protection;
 use super::reply::Reply;
 use super::stamp;
 use crate::protocol::McpError;
-use crate::sealing::{EnsureTenant, KeyManager, KeyRings, Rotate, SetTenantGrace};
+use crate::sealing::{
+    EnsureTenant, KeyManager, KeyRings, Rotate, SetTenantGrace, ShareFailureCount,
+};
 
 /// What a sealing worker starts with: the KeyManager (rings of tenants created later,
 /// rotation, updates) and the rings current at start-up.
@@ -32,6 +34,8 @@ pub struct StateKeys {
     pub key_manager: Addr<KeyManager>,
     /// Every tenant's ring at start-up.
     pub rings: KeyRings,
+    /// How often the KeyManager's share failed, for `/metrics`.
+    pub share_failures: ShareFailureCount,
 }
 
 impl std::fmt::Debug for StateKeys {
@@ -238,7 +242,8 @@ async fn fetch_ring(
     );
     let ring = tokio::select! {
         _ = call.cancel.cancelled() => return None,
-        ring = ensure => ring.ok()?.ok()?,
+        // Timed out, the KeyManager gone, or the share failed (the KeyManager logged why).
+        ring = ensure => ring.ok()?.ok()?.ok()?,
     };
     Some(Protection::sealed(policy, settings, ring, rotation))
 }

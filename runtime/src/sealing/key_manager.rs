@@ -8,9 +8,23 @@
 //! are immutable and shared by `Arc`, so a snapshot is a pointer copy, and a worker seals and
 //! opens with no lock and no hop.
 //!
-//! One per process, started on its own Arbiter. Every handler is synchronous, so a rotation
-//! (load, rotate, prune, store, broadcast) never interleaves with another message. Changes go
-//! through the [`KeyShare`] so other processes see the same keys.
+//! One per process, started on its own Arbiter. Rings are kept in a [`KeyShare`], wrapped
+//! under the [`MasterKey`], so other processes, and this one after a restart, see the same
+//! keys. Share calls are async and may fail; they run on this actor's Arbiter only.
+//!
+//! **No interleaving.** Every change of a ring (create, rotate, prune) loads the stored ring,
+//! decides, and stores it compare-and-swap (see `vault`). Handlers that touch the share
+//! return an [`AtomicResponse`], and the tick runs its work with `ctx.wait`: either way the
+//! actor handles no other message until the share has answered and the outcome is applied,
+//! so one rotation never interleaves with another, or with an ensure, in this process.
+//! Between processes, the compare-and-swap keeps any key another process stored.
+//!
+//! **When the share fails** (unreachable, or a ring that does not unwrap): the manager keeps
+//! the rings it holds and keeps serving them, logs the failure at `warn` (never a key), and
+//! counts it ([`ShareFailureCount`], on `/metrics`). Nothing is adopted that was not stored: a rotation whose
+//! new ring could not be stored changes nothing here, so no worker seals with a key other
+//! processes cannot load. The tick retries a due rotation at its next run; a tenant whose
+//! ring could not be read at all gets none, and its requests are retried on the next ask.
 //!
 //! **Rotation is automatic**, because AES-GCM with random nonces is only safe for about 2^32
 //! seals per key and clients can make us seal as often as they like:
@@ -34,22 +48,32 @@
 //! state TTL needs a longer grace): the wiring registers those at start-up with
 //! [`SetTenantGrace`], and a [`Rotate`] may pass one.
 //!
-//! Seal counts are per process (see `codec`), and this manager reads the [`KeyShare`] only
-//! when it first meets a tenant and when it rotates: with a shared backend a process learns of
-//! another process's rotation only at its own next rotation of that tenant.
+//! Seal counts are per process (see `codec`); a ring read back from the share keeps the
+//! counts of the keys this process already holds ([`KeyRing::reusing`]). This manager reads
+//! the share only when it first meets a tenant, when it rotates and when it prunes: with a
+//! shared backend a process learns of another process's rotation only at its own next
+//! rotation of that tenant.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use actix::{Actor, AsyncContext, Context, Handler, Message, WeakRecipient};
+use actix::{
+    Actor, ActorFutureExt, AsyncContext, AtomicResponse, Context, Handler, Message, WeakRecipient,
+    WrapFuture,
+};
 
 use super::claims::unix_secs;
 use super::codec::StateKey;
 use super::keyring::{KeyRing, KeyRings};
+use super::master_key::MasterKey;
 use super::policy::SealPolicy;
-use super::share::KeyShare;
+use super::share::{KeyShare, ShareError};
+use super::vault::{Next, RingError, Updated, Vault};
 
 /// How often, by default, the `KeyManager` rotates keys that are too old or too used and
 /// prunes retired ones ([`KeyManagerConfig::tick_every`]).
@@ -87,14 +111,36 @@ impl Default for KeyManagerConfig {
     }
 }
 
+/// How many reads and writes of the share failed since the manager started: a handle the
+/// wiring takes before starting the manager, for `/metrics`. Cheap to clone; reading it is
+/// one atomic load.
+#[derive(Debug, Clone, Default)]
+pub struct ShareFailureCount(Arc<AtomicU64>);
+
+impl ShareFailureCount {
+    /// The count so far.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Counts one more; returns the new count.
+    fn add(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::Relaxed).saturating_add(1)
+    }
+}
+
+/// Work on the share that owns what it needs, so it runs without borrowing the manager; the
+/// manager applies its outcome when it is done.
+type ShareWork<T> = Pin<Box<dyn Future<Output = T>>>;
+
 /// Owns the key rings of every tenant and tells subscribers when they change.
 ///
 /// Start one per process on its own Arbiter, before the HTTP server:
-/// `KeyManager::start_in_arbiter(&arbiter.handle(), move |_| KeyManager::new(policy, share))`.
+/// `KeyManager::start_in_arbiter(&arbiter.handle(), move |_| KeyManager::new(policy, share, master))`.
 pub struct KeyManager {
     policy: SealPolicy,
     config: KeyManagerConfig,
-    share: Box<dyn KeyShare>,
+    vault: Vault,
     /// Copy-on-write: changed with `Arc::make_mut`, so handing out a snapshot is free and a
     /// change copies the map (of `Arc`s) only while an older snapshot is still held.
     rings: KeyRings,
@@ -104,51 +150,87 @@ pub struct KeyManager {
     /// Held weakly: a subscriber whose owner let it go (its HTTP worker stopped) stops and
     /// is forgotten at the next broadcast.
     subscribers: Vec<WeakRecipient<KeyRingsChanged>>,
+    /// Reads and writes of the share that failed since start.
+    share_failures: ShareFailureCount,
 }
 
 impl KeyManager {
     /// A manager with no rings yet and the default [`KeyManagerConfig`]. `policy` sets how
     /// long a rotated-out key keeps verifying (`ttl + clock_skew`) unless the tenant has its
-    /// own grace; `share` is where rings are loaded from and stored to.
-    pub fn new(policy: SealPolicy, share: Box<dyn KeyShare>) -> KeyManager {
-        KeyManager::with_config(policy, KeyManagerConfig::default(), share)
+    /// own grace; `share` is where rings are loaded from and stored to, each key wrapped
+    /// under `master`.
+    pub fn new(policy: SealPolicy, share: Arc<dyn KeyShare>, master: MasterKey) -> KeyManager {
+        KeyManager::with_config(policy, KeyManagerConfig::default(), share, master)
     }
 
     /// [`KeyManager::new`] with rotation settings of your own.
     pub fn with_config(
         policy: SealPolicy,
         config: KeyManagerConfig,
-        share: Box<dyn KeyShare>,
+        share: Arc<dyn KeyShare>,
+        master: MasterKey,
     ) -> KeyManager {
         KeyManager {
             policy,
             config,
-            share,
+            vault: Vault::new(share, master),
             rings: KeyRings::default(),
             tenant_grace: HashMap::new(),
             subscribers: Vec::new(),
+            share_failures: ShareFailureCount::default(),
         }
     }
 
-    /// The tenant's ring: the one held, else the shared one, else a new one with a fresh key.
-    fn ensure(&mut self, tenant: &str) -> Arc<KeyRing> {
-        if let Some(ring) = self.rings.get(tenant) {
-            return Arc::clone(ring);
-        }
-        let ring = self.share.load(tenant).unwrap_or_else(|| {
-            let ring = KeyRing::new(StateKey::generate());
-            self.share.store(tenant, &ring);
+    /// The count of the share's failures, to read while the manager runs.
+    pub fn share_failure_count(&self) -> ShareFailureCount {
+        self.share_failures.clone()
+    }
+
+    /// Running `decide` on `tenant`'s ring through [`Vault::update`]: it is given the stored
+    /// ring, or, if the share has none (it lost it, or never had it), the one held here.
+    fn update_work(
+        &self,
+        tenant: &str,
+        mut decide: impl FnMut(Option<KeyRing>) -> Next + 'static,
+    ) -> ShareWork<Result<Updated, RingError>> {
+        let vault = self.vault.clone();
+        let held = self.rings.get(tenant).cloned();
+        let tenant = tenant.to_owned();
+        Box::pin(async move {
+            vault
+                .update(&tenant, |stored| {
+                    decide(stored.or_else(|| held.as_deref().cloned()))
+                })
+                .await
+        })
+    }
+
+    /// Finding `tenant`'s ring in the share, or storing a new one with a fresh key there.
+    fn ensure_work(&self, tenant: &str) -> ShareWork<Result<Updated, RingError>> {
+        let now = unix_secs(SystemTime::now());
+        self.update_work(tenant, move |current| match current {
+            Some(ring) => Next::Keep(ring),
+            None => Next::Write(fresh_ring(now)),
+        })
+    }
+
+    /// Applies what [`KeyManager::ensure_work`] found: the tenant's ring, held and pushed.
+    fn ensured(
+        &mut self,
+        tenant: &str,
+        outcome: Result<Updated, RingError>,
+    ) -> Result<Arc<KeyRing>, RingError> {
+        let updated = outcome.map_err(|error| self.failed(tenant, error))?;
+        if updated.wrote {
             tracing::info!(
                 tenant,
-                kid = ring.active().kid(),
+                kid = updated.ring.active().kid(),
                 "created requestState key ring"
             );
-            ring
-        });
-        let ring = Arc::new(ring);
-        Arc::make_mut(&mut self.rings).insert(tenant.to_owned(), Arc::clone(&ring));
+        }
+        let ring = self.adopt(tenant, updated.ring);
         self.broadcast();
-        ring
+        Ok(ring)
     }
 
     /// How long `tenant`'s rotated-out key keeps verifying: its registered grace, else the
@@ -163,93 +245,160 @@ impl KeyManager {
         requested.map_or(default, |grace| grace.max(default))
     }
 
-    /// Gives `tenant` a new active key at unix second `now`, unless `if_kid` is set and is
-    /// no longer the active kid; the old key verifies for `grace`. Returns the active kid
-    /// after the call. Broadcasts if anything changed.
-    fn rotate(&mut self, tenant: &str, if_kid: Option<&str>, grace: Duration, now: u64) -> String {
-        let (kid, changed) = self.rotate_quietly(tenant, if_kid, grace, now);
-        if changed {
-            self.broadcast();
-        }
-        kid
-    }
-
-    /// [`KeyManager::rotate`] without the broadcast: returns the active kid and whether the
-    /// held rings changed.
-    fn rotate_quietly(
-        &mut self,
+    /// Giving `tenant` a new active key in the share at unix second `now`, unless `if_kid`
+    /// is set and is no longer the stored active kid; the old key verifies for `grace`.
+    fn rotate_work(
+        &self,
         tenant: &str,
-        if_kid: Option<&str>,
+        if_kid: Option<String>,
         grace: Duration,
         now: u64,
-    ) -> (String, bool) {
-        // The share is the truth: another process may have rotated since we last looked.
-        let current = self
-            .share
-            .load(tenant)
-            .or_else(|| self.rings.get(tenant).map(|ring| KeyRing::clone(ring)));
-        let ring = match (current, if_kid) {
+    ) -> ShareWork<Result<Updated, RingError>> {
+        let log_tenant = tenant.to_owned();
+        // The share is the truth: another process may have rotated since we last looked. A
+        // share that lost the ring gets ours back, rotated.
+        self.update_work(tenant, move |current| match (current, if_kid.as_deref()) {
+            // Already rotated, by an earlier request or another process: keep it.
             (Some(current), Some(wanted)) if current.active().kid() != wanted => {
-                // Already rotated, by an earlier request or another process: keep that.
-                let kid = current.active().kid().to_owned();
-                let adopt = self
-                    .rings
-                    .get(tenant)
-                    .is_none_or(|held| held.active().kid() != kid);
-                if adopt {
-                    Arc::make_mut(&mut self.rings).insert(tenant.to_owned(), Arc::new(current));
-                }
-                return (kid, adopt);
+                Next::Keep(current)
             }
             (Some(current), _) => {
                 let old = current.active();
                 tracing::info!(
-                    tenant,
+                    tenant = %log_tenant,
                     retired_kid = old.kid(),
                     age_secs = now.saturating_sub(old.created_at()),
                     seals = old.seals(),
                     "rotating requestState key"
                 );
-                current
-                    .rotated(
-                        StateKey::generate().with_created_at(now),
-                        now.saturating_add(grace.as_secs()),
-                    )
-                    .pruned(now)
+                let retire_after = now.saturating_add(grace.as_secs());
+                Next::Write(current.rotated(fresh_key(now), retire_after).pruned(now))
             }
-            (None, _) => KeyRing::new(StateKey::generate().with_created_at(now)),
-        };
-        let kid = ring.active().kid().to_owned();
-        self.share.store(tenant, &ring);
-        Arc::make_mut(&mut self.rings).insert(tenant.to_owned(), Arc::new(ring));
-        tracing::info!(tenant, kid = %kid, "rotated requestState key");
-        (kid, true)
+            (None, _) => Next::Write(fresh_ring(now)),
+        })
     }
 
-    /// The periodic work, at unix second `now`: rotates every key that is older than
-    /// `rotate_every` or used up, prunes retired keys, and broadcasts once if anything changed.
-    fn tick(&mut self, now: u64) {
+    /// Storing `tenant`'s ring without the keys retired before unix second `now`.
+    fn prune_work(&self, tenant: &str, now: u64) -> ShareWork<Result<Updated, RingError>> {
+        self.update_work(tenant, move |current| match current {
+            Some(ring) if ring.has_retired(now) => Next::Write(ring.pruned(now)),
+            Some(ring) => Next::Keep(ring),
+            None => Next::Write(fresh_ring(now)),
+        })
+    }
+
+    /// Applies a rotation's outcome: the active kid after it, and whether the held rings
+    /// changed. Does not broadcast.
+    fn rotated(
+        &mut self,
+        tenant: &str,
+        outcome: Result<Updated, RingError>,
+    ) -> Result<(String, bool), RingError> {
+        let updated = outcome.map_err(|error| self.failed(tenant, error))?;
+        let kid = updated.ring.active().kid().to_owned();
+        if updated.wrote {
+            tracing::info!(tenant, kid = %kid, "rotated requestState key");
+        }
+        Ok((kid, self.apply(tenant, updated)))
+    }
+
+    /// Holds what the share now has for `tenant` if it differs from what is held; returns
+    /// whether it did.
+    fn apply(&mut self, tenant: &str, updated: Updated) -> bool {
+        let differs = self
+            .rings
+            .get(tenant)
+            .is_none_or(|held| held.active().kid() != updated.ring.active().kid());
+        if updated.wrote || differs {
+            self.adopt(tenant, updated.ring);
+            return true;
+        }
+        false
+    }
+
+    /// Holds `ring` as `tenant`'s, keeping the held copies (and seal counts) of its keys.
+    fn adopt(&mut self, tenant: &str, ring: KeyRing) -> Arc<KeyRing> {
+        let ring = match self.rings.get(tenant) {
+            Some(held) => ring.reusing(held),
+            None => ring,
+        };
+        let ring = Arc::new(ring);
+        Arc::make_mut(&mut self.rings).insert(tenant.to_owned(), Arc::clone(&ring));
+        ring
+    }
+
+    /// Counts and logs a failure of the share; the held rings stay as they are.
+    fn failed(&mut self, tenant: &str, error: RingError) -> RingError {
+        let failures = self.share_failures.add();
+        tracing::warn!(
+            tenant,
+            error = %ErrorChain(&error),
+            failures,
+            "the requestState key share failed; serving the key rings held"
+        );
+        error
+    }
+
+    /// The periodic work at unix second `now`, one tenant after another: rotating every held
+    /// key that is older than `rotate_every` or used up, and pruning retired keys. Stops at
+    /// the first tenant the share is unavailable for.
+    fn tick_work(&self, now: u64) -> ShareWork<Vec<(String, Result<Updated, RingError>)>> {
         let max_age = self.config.rotate_every.as_secs();
-        let due: Vec<(String, String)> = self
+        let work: Vec<(String, ShareWork<Result<Updated, RingError>>)> = self
             .rings
             .iter()
-            .filter(|(_, ring)| ring.due_for_rotation(now, max_age))
-            .map(|(tenant, ring)| (tenant.clone(), ring.active().kid().to_owned()))
+            .filter_map(|(tenant, ring)| {
+                let work = if ring.due_for_rotation(now, max_age) {
+                    let kid = ring.active().kid().to_owned();
+                    let grace = self.grace_for(tenant, None);
+                    self.rotate_work(tenant, Some(kid), grace, now)
+                } else if ring.has_retired(now) {
+                    self.prune_work(tenant, now)
+                } else {
+                    return None;
+                };
+                Some((tenant.clone(), work))
+            })
             .collect();
+        Box::pin(async move {
+            let mut outcomes = Vec::with_capacity(work.len());
+            for (tenant, work) in work {
+                let outcome = work.await;
+                // An unreachable share fails every tenant alike, each after its own timeout:
+                // the rest wait for the next tick rather than hold the manager that long.
+                let unreachable =
+                    matches!(outcome, Err(RingError::Share(ShareError::Unavailable(_))));
+                outcomes.push((tenant, outcome));
+                if unreachable {
+                    break;
+                }
+            }
+            outcomes
+        })
+    }
+
+    /// Applies the tick's outcomes, prunes what is held, and broadcasts once if anything
+    /// changed.
+    fn ticked(&mut self, now: u64, outcomes: Vec<(String, Result<Updated, RingError>)>) {
         let mut changed = false;
-        for (tenant, kid) in &due {
-            let grace = self.grace_for(tenant, None);
-            changed |= self.rotate_quietly(tenant, Some(kid), grace, now).1;
+        for (tenant, outcome) in outcomes {
+            match outcome {
+                Ok(updated) => changed |= self.apply(&tenant, updated),
+                Err(error) => {
+                    self.failed(&tenant, error);
+                }
+            }
         }
-        changed |= self.prune(now);
+        // Also when the share could not take the pruned ring: a retired key opens nothing.
+        changed |= self.prune_held(now);
         if changed {
             self.broadcast();
         }
     }
 
-    /// Drops the verify-only keys retired before unix second `now`; returns whether any went.
-    /// Does not broadcast; [`KeyManager::tick`] does.
-    fn prune(&mut self, now: u64) -> bool {
+    /// Drops the verify-only keys retired before unix second `now` from the held rings;
+    /// returns whether any went. Does not broadcast.
+    fn prune_held(&mut self, now: u64) -> bool {
         let stale: Vec<String> = self
             .rings
             .iter()
@@ -262,9 +411,7 @@ impl KeyManager {
         let rings = Arc::make_mut(&mut self.rings);
         for tenant in &stale {
             if let Some(ring) = rings.get_mut(tenant) {
-                let pruned = ring.pruned(now);
-                self.share.store(tenant, &pruned);
-                *ring = Arc::new(pruned);
+                *ring = Arc::new(ring.pruned(now));
             }
         }
         tracing::debug!(tenants = stale.len(), "pruned retired requestState keys");
@@ -285,6 +432,31 @@ impl KeyManager {
     }
 }
 
+/// A new key, stamped as made at unix second `now`.
+fn fresh_key(now: u64) -> StateKey {
+    StateKey::generate().with_created_at(now)
+}
+
+/// A ring of one new key, made at unix second `now`.
+fn fresh_ring(now: u64) -> KeyRing {
+    KeyRing::new(fresh_key(now))
+}
+
+/// An error and its causes, `: `-separated, for a log line.
+struct ErrorChain<'a>(&'a (dyn std::error::Error + 'static));
+
+impl fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Debug for KeyManager {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyManager")
@@ -293,6 +465,7 @@ impl fmt::Debug for KeyManager {
             .field("tenants", &self.rings.len())
             .field("tenant_grace", &self.tenant_grace)
             .field("subscribers", &self.subscribers.len())
+            .field("share_failures", &self.share_failures.get())
             .finish_non_exhaustive()
     }
 }
@@ -301,35 +474,51 @@ impl Actor for KeyManager {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.run_interval(self.config.tick_every.max(MIN_TICK), |act, _ctx| {
-            act.tick(unix_secs(SystemTime::now()));
+        ctx.run_interval(self.config.tick_every.max(MIN_TICK), |act, ctx| {
+            let now = unix_secs(SystemTime::now());
+            // `wait`: no message is handled until the tick's share work is done and applied.
+            ctx.wait(
+                act.tick_work(now)
+                    .into_actor(act)
+                    .map(move |outcomes, act, _| act.ticked(now, outcomes)),
+            );
         });
     }
 }
 
-/// Makes sure `tenant` has a ring (creating one with a fresh key if needed) and returns it.
+/// Makes sure `tenant` has a ring (loading it from the share, or storing a new one with a
+/// fresh key there) and returns it. Fails only when the tenant has no ring held and the share
+/// could not give or take one.
 #[derive(Debug, Clone, Message)]
-#[rtype(result = "Arc<KeyRing>")]
+#[rtype(result = "Result<Arc<KeyRing>, RingError>")]
 pub struct EnsureTenant {
     /// The tenant slug.
     pub tenant: String,
 }
 
 impl Handler<EnsureTenant> for KeyManager {
-    type Result = Arc<KeyRing>;
+    type Result = AtomicResponse<Self, Result<Arc<KeyRing>, RingError>>;
 
     fn handle(&mut self, msg: EnsureTenant, _ctx: &mut Self::Context) -> Self::Result {
-        self.ensure(&msg.tenant)
+        if let Some(ring) = self.rings.get(&msg.tenant) {
+            return AtomicResponse::new(Box::pin(actix::fut::ready(Ok(Arc::clone(ring)))));
+        }
+        let work = self.ensure_work(&msg.tenant);
+        AtomicResponse::new(Box::pin(
+            work.into_actor(self)
+                .map(move |outcome, act, _| act.ensured(&msg.tenant, outcome)),
+        ))
     }
 }
 
 /// Gives `tenant` a new active key; the previous one keeps verifying for the grace. Returns
-/// the tenant's active kid afterwards. A tenant with no ring gets a fresh one.
+/// the tenant's active kid afterwards. A tenant with no ring gets a fresh one. Fails, and
+/// changes nothing here, when the share could not store the new ring.
 ///
 /// A worker that finds [`KeyRing::needs_rotation`] after sealing should `do_send` this with
 /// `if_kid: Some(<the kid it sealed with>)` and `grace: None`, and never wait for the reply.
 #[derive(Debug, Clone, Message)]
-#[rtype(result = "String")]
+#[rtype(result = "Result<String, RingError>")]
 pub struct Rotate {
     /// The tenant slug.
     pub tenant: String,
@@ -343,12 +532,21 @@ pub struct Rotate {
 }
 
 impl Handler<Rotate> for KeyManager {
-    type Result = String;
+    type Result = AtomicResponse<Self, Result<String, RingError>>;
 
     fn handle(&mut self, msg: Rotate, _ctx: &mut Self::Context) -> Self::Result {
         let grace = self.grace_for(&msg.tenant, msg.grace);
         let now = unix_secs(SystemTime::now());
-        self.rotate(&msg.tenant, msg.if_kid.as_deref(), grace, now)
+        let work = self.rotate_work(&msg.tenant, msg.if_kid, grace, now);
+        AtomicResponse::new(Box::pin(work.into_actor(self).map(
+            move |outcome, act, _| {
+                let (kid, changed) = act.rotated(&msg.tenant, outcome)?;
+                if changed {
+                    act.broadcast();
+                }
+                Ok(kid)
+            },
+        )))
     }
 }
 
@@ -419,7 +617,8 @@ mod tests {
 
     use super::*;
     use crate::sealing::codec::ROTATE_AFTER_SEALS;
-    use crate::sealing::share::LocalKeyShare;
+    use crate::sealing::share::{LocalKeyShare, Stored, Version};
+    use crate::sealing::wrapped::{UnwrapError, WrappedRing};
     use actix::{ActorContext, Arbiter};
     use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
     use tokio::time::timeout;
@@ -456,12 +655,62 @@ mod tests {
         (Collector { tx, one_shot }.start().recipient(), rx)
     }
 
+    /// `tenant`'s ring, ensured through the actor.
+    async fn ensured(km: &actix::Addr<KeyManager>, tenant: &str) -> Arc<KeyRing> {
+        let ensure = EnsureTenant {
+            tenant: tenant.to_owned(),
+        };
+        km.send(ensure).await.unwrap().unwrap()
+    }
+
+    /// The active kid of `tenant`'s ring, ensured through the actor.
+    async fn ensured_kid(km: &actix::Addr<KeyManager>, tenant: &str) -> String {
+        ensured(km, tenant).await.active().kid().to_owned()
+    }
+
     async fn next(rx: &mut UnboundedReceiver<KeyRings>) -> KeyRings {
         timeout(WAIT, rx.recv()).await.unwrap().unwrap()
     }
 
     fn manager() -> KeyManager {
-        KeyManager::new(SealPolicy::default(), Box::new(LocalKeyShare::new()))
+        KeyManager::new(
+            SealPolicy::default(),
+            Arc::new(LocalKeyShare::new()),
+            MasterKey::generate(),
+        )
+    }
+
+    /// What the handlers do, called directly: the share work, then applying its outcome.
+    impl KeyManager {
+        async fn ensure(&mut self, tenant: &str) -> Arc<KeyRing> {
+            if let Some(ring) = self.rings.get(tenant) {
+                return Arc::clone(ring);
+            }
+            let outcome = self.ensure_work(tenant).await;
+            self.ensured(tenant, outcome).unwrap()
+        }
+
+        async fn rotate(
+            &mut self,
+            tenant: &str,
+            if_kid: Option<&str>,
+            grace: Duration,
+            now: u64,
+        ) -> String {
+            let outcome = self
+                .rotate_work(tenant, if_kid.map(str::to_owned), grace, now)
+                .await;
+            let (kid, changed) = self.rotated(tenant, outcome).unwrap();
+            if changed {
+                self.broadcast();
+            }
+            kid
+        }
+
+        async fn tick(&mut self, now: u64) {
+            let outcomes = self.tick_work(now).await;
+            self.ticked(now, outcomes);
+        }
     }
 
     #[actix_rt::test]
@@ -474,12 +723,7 @@ mod tests {
         assert!(snapshot.is_empty());
         assert!(next(&mut rx).await.is_empty());
 
-        let ring = km
-            .send(EnsureTenant {
-                tenant: "acme".to_owned(),
-            })
-            .await
-            .unwrap();
+        let ring = ensured(&km, "acme").await;
         let pushed = next(&mut rx).await;
         assert_eq!(pushed["acme"].active().kid(), ring.active().kid());
 
@@ -491,6 +735,7 @@ mod tests {
                 grace: None,
             })
             .await
+            .unwrap()
             .unwrap();
         assert_ne!(new_kid, old_kid);
         let pushed = next(&mut rx).await;
@@ -509,19 +754,9 @@ mod tests {
         km.send(Subscribe(recipient.downgrade())).await.unwrap();
         next(&mut rx).await;
         let tenant = "acme".to_owned();
-        let first = km
-            .send(EnsureTenant {
-                tenant: tenant.clone(),
-            })
-            .await
-            .unwrap();
+        let first = ensured(&km, &tenant).await;
         next(&mut rx).await;
-        let again = km
-            .send(EnsureTenant {
-                tenant: tenant.clone(),
-            })
-            .await
-            .unwrap();
+        let again = ensured(&km, &tenant).await;
         assert!(Arc::ptr_eq(&first, &again));
         // Pushes arrive in order: the next one must be the rotation's, not a second ensure's.
         let kid = km
@@ -531,52 +766,59 @@ mod tests {
                 grace: None,
             })
             .await
+            .unwrap()
             .unwrap();
         assert_eq!(next(&mut rx).await["acme"].active().kid(), kid);
     }
 
-    #[test]
-    fn a_tenant_already_in_the_share_is_loaded_not_recreated() {
+    #[actix_rt::test]
+    async fn a_tenant_already_in_the_share_is_loaded_not_recreated() {
         let ring = KeyRing::new(StateKey::generate());
-        let mut share = LocalKeyShare::new();
-        share.store("acme", &ring);
-        let mut km = KeyManager::new(SealPolicy::default(), Box::new(share));
-        assert_eq!(km.ensure("acme").active().kid(), ring.active().kid());
+        let mut km = manager();
+        km.vault.replace("acme", &ring).await.unwrap();
+        assert_eq!(km.ensure("acme").await.active().kid(), ring.active().kid());
     }
 
-    #[test]
-    fn rotation_keeps_the_old_key_for_ttl_plus_skew_then_prune_drops_it() {
+    #[actix_rt::test]
+    async fn rotation_keeps_the_old_key_for_ttl_plus_skew_then_prune_drops_it() {
         let mut km = manager();
-        let old_kid = km.ensure("acme").active().kid().to_owned();
-        let new_kid = km.rotate("acme", None, GRACE, 1_000);
+        let old_kid = km.ensure("acme").await.active().kid().to_owned();
+        let new_kid = km.rotate("acme", None, GRACE, 1_000).await;
         let grace = GRACE.as_secs();
 
-        km.prune(1_000 + grace);
+        km.tick(1_000 + grace).await;
         let ring = &km.rings["acme"];
         assert_eq!(ring.active().kid(), new_kid);
         assert!(ring.find(&old_kid).is_some());
 
-        km.prune(1_000 + grace + 1);
+        km.tick(1_000 + grace + 1).await;
         assert!(km.rings["acme"].find(&old_kid).is_none());
-        assert!(km.share.load("acme").unwrap().find(&old_kid).is_none());
+        assert!(km
+            .vault
+            .load("acme")
+            .await
+            .unwrap()
+            .unwrap()
+            .find(&old_kid)
+            .is_none());
     }
 
-    #[test]
-    fn rotation_prunes_keys_already_retired() {
+    #[actix_rt::test]
+    async fn rotation_prunes_keys_already_retired() {
         let mut km = manager();
-        let first = km.ensure("acme").active().kid().to_owned();
-        let second = km.rotate("acme", None, GRACE, 1_000);
-        km.rotate("acme", None, GRACE, 1_000 + 331);
+        let first = km.ensure("acme").await.active().kid().to_owned();
+        let second = km.rotate("acme", None, GRACE, 1_000).await;
+        km.rotate("acme", None, GRACE, 1_000 + 331).await;
         let ring = &km.rings["acme"];
         assert!(ring.find(&first).is_none());
         assert!(ring.find(&second).is_some());
     }
 
-    #[test]
-    fn rotating_an_unknown_tenant_creates_its_ring() {
+    #[actix_rt::test]
+    async fn rotating_an_unknown_tenant_creates_its_ring() {
         let mut km = manager();
-        let kid = km.rotate("new", None, GRACE, 1_000);
-        assert_eq!(km.ensure("new").active().kid(), kid);
+        let kid = km.rotate("new", None, GRACE, 1_000).await;
+        assert_eq!(km.ensure("new").await.active().kid(), kid);
     }
 
     #[actix_rt::test]
@@ -584,7 +826,7 @@ mod tests {
         let mut km = manager();
         let (recipient, mut rx) = collector(true);
         km.subscribers.push(recipient.downgrade());
-        km.ensure("acme");
+        km.ensure("acme").await;
         next(&mut rx).await;
         timeout(WAIT, async {
             while recipient.connected() {
@@ -622,56 +864,57 @@ mod tests {
         KeyManager::with_config(
             SealPolicy::default(),
             config,
-            Box::new(LocalKeyShare::new()),
+            Arc::new(LocalKeyShare::new()),
+            MasterKey::generate(),
         )
     }
 
-    #[test]
-    fn the_tick_rotates_a_key_once_it_is_six_hours_old_by_default() {
+    #[actix_rt::test]
+    async fn the_tick_rotates_a_key_once_it_is_six_hours_old_by_default() {
         let mut km = manager();
-        let first = km.ensure("acme");
+        let first = km.ensure("acme").await;
         let t0 = first.active().created_at();
 
-        km.tick(t0 + 6 * HOUR - 1);
+        km.tick(t0 + 6 * HOUR - 1).await;
         assert_eq!(km.rings["acme"].active().kid(), first.active().kid());
 
-        km.tick(t0 + 6 * HOUR);
+        km.tick(t0 + 6 * HOUR).await;
         let ring = Arc::clone(&km.rings["acme"]);
         assert_ne!(ring.active().kid(), first.active().kid());
         assert_eq!(ring.active().created_at(), t0 + 6 * HOUR);
         let (old, retire) = &ring.verify_only()[0];
         assert_eq!(old.kid(), first.active().kid());
         assert_eq!(*retire, t0 + 6 * HOUR + GRACE.as_secs());
-        let stored = km.share.load("acme").unwrap();
+        let stored = km.vault.load("acme").await.unwrap().unwrap();
         assert_eq!(stored.active().kid(), ring.active().kid());
 
         // The new key is young: later ticks leave it alone until it too is six hours old.
-        km.tick(t0 + 12 * HOUR - 1);
+        km.tick(t0 + 12 * HOUR - 1).await;
         assert_eq!(km.rings["acme"].active().kid(), ring.active().kid());
     }
 
-    #[test]
-    fn rotate_every_sets_the_age_at_which_the_tick_rotates() {
+    #[actix_rt::test]
+    async fn rotate_every_sets_the_age_at_which_the_tick_rotates() {
         let mut km = manager_rotating_every(Duration::from_secs(600));
-        let first = km.ensure("acme");
+        let first = km.ensure("acme").await;
         let t0 = first.active().created_at();
-        km.tick(t0 + 599);
+        km.tick(t0 + 599).await;
         assert_eq!(km.rings["acme"].active().kid(), first.active().kid());
-        km.tick(t0 + 600);
+        km.tick(t0 + 600).await;
         assert_ne!(km.rings["acme"].active().kid(), first.active().kid());
     }
 
-    #[test]
-    fn the_tick_rotates_a_used_up_key_however_young() {
+    #[actix_rt::test]
+    async fn the_tick_rotates_a_used_up_key_however_young() {
         let mut km = manager();
-        let first = km.ensure("acme");
+        let first = km.ensure("acme").await;
         let t0 = first.active().created_at();
         first.active().add_seals_for_test(ROTATE_AFTER_SEALS - 1);
-        km.tick(t0);
+        km.tick(t0).await;
         assert_eq!(km.rings["acme"].active().kid(), first.active().kid());
 
         first.active().add_seals_for_test(1);
-        km.tick(t0);
+        km.tick(t0).await;
         let ring = &km.rings["acme"];
         assert_ne!(ring.active().kid(), first.active().kid());
         assert!(!ring.needs_rotation());
@@ -683,51 +926,49 @@ mod tests {
         let mut km = manager();
         let (recipient, mut rx) = collector(false);
         km.subscribers.push(recipient.downgrade());
-        let a = km.ensure("a");
-        let b = km.ensure("b");
+        let a = km.ensure("a").await;
+        let b = km.ensure("b").await;
         next(&mut rx).await;
         next(&mut rx).await;
 
         let t0 = a.active().created_at().max(b.active().created_at());
-        km.tick(t0);
-        km.tick(t0 + 6 * HOUR);
+        km.tick(t0).await;
+        km.tick(t0 + 6 * HOUR).await;
         let pushed = next(&mut rx).await;
         assert_ne!(pushed["a"].active().kid(), a.active().kid());
         assert_ne!(pushed["b"].active().kid(), b.active().kid());
-        km.tick(t0 + 6 * HOUR + 60);
+        km.tick(t0 + 6 * HOUR + 60).await;
         assert!(timeout(Duration::from_millis(100), rx.recv())
             .await
             .is_err());
     }
 
-    #[test]
-    fn rotate_with_if_kid_rotates_only_while_that_kid_is_still_active() {
+    #[actix_rt::test]
+    async fn rotate_with_if_kid_rotates_only_while_that_kid_is_still_active() {
         let mut km = manager();
-        let old_kid = km.ensure("acme").active().kid().to_owned();
-        let new_kid = km.rotate("acme", Some(&old_kid), GRACE, 1_000);
+        let old_kid = km.ensure("acme").await.active().kid().to_owned();
+        let new_kid = km.rotate("acme", Some(&old_kid), GRACE, 1_000).await;
         assert_ne!(new_kid, old_kid);
         let ring = Arc::clone(&km.rings["acme"]);
 
-        assert_eq!(km.rotate("acme", Some(&old_kid), GRACE, 1_001), new_kid);
+        assert_eq!(
+            km.rotate("acme", Some(&old_kid), GRACE, 1_001).await,
+            new_kid
+        );
         assert!(Arc::ptr_eq(&ring, &km.rings["acme"]));
         assert_eq!(ring.verify_only().len(), 1);
 
-        assert_ne!(km.rotate("acme", Some(&new_kid), GRACE, 1_002), new_kid);
+        assert_ne!(
+            km.rotate("acme", Some(&new_kid), GRACE, 1_002).await,
+            new_kid
+        );
     }
 
     #[actix_rt::test]
     async fn many_workers_asking_to_rotate_the_same_key_cause_one_rotation() {
         let km = manager().start();
         let tenant = "acme".to_owned();
-        let old_kid = km
-            .send(EnsureTenant {
-                tenant: tenant.clone(),
-            })
-            .await
-            .unwrap()
-            .active()
-            .kid()
-            .to_owned();
+        let old_kid = ensured_kid(&km, &tenant).await;
         let asks = (0..8).map(|_| {
             km.send(Rotate {
                 tenant: tenant.clone(),
@@ -738,7 +979,7 @@ mod tests {
         let kids: Vec<String> = futures_util::future::join_all(asks)
             .await
             .into_iter()
-            .map(Result::unwrap)
+            .map(|kid| kid.unwrap().unwrap())
             .collect();
         assert_ne!(kids[0], old_kid);
         assert!(kids.iter().all(|kid| *kid == kids[0]), "{kids:?}");
@@ -747,18 +988,20 @@ mod tests {
         assert_eq!(ring.verify_only().len(), 1);
     }
 
-    #[test]
-    fn a_rotation_another_process_already_stored_is_adopted_not_repeated() {
+    #[actix_rt::test]
+    async fn a_rotation_another_process_already_stored_is_adopted_not_repeated() {
         let mut km = manager();
-        let old_kid = km.ensure("acme").active().kid().to_owned();
+        let old_kid = km.ensure("acme").await.active().kid().to_owned();
         let theirs = km
-            .share
+            .vault
             .load("acme")
+            .await
+            .unwrap()
             .unwrap()
             .rotated(StateKey::generate(), 2_000);
-        km.share.store("acme", &theirs);
+        km.vault.replace("acme", &theirs).await.unwrap();
 
-        let kid = km.rotate("acme", Some(&old_kid), GRACE, 1_000);
+        let kid = km.rotate("acme", Some(&old_kid), GRACE, 1_000).await;
         assert_eq!(kid, theirs.active().kid());
         assert_eq!(km.rings["acme"].active().kid(), kid);
         assert!(km.rings["acme"].find(&old_kid).is_some());
@@ -768,11 +1011,7 @@ mod tests {
     async fn a_rotate_with_a_longer_grace_keeps_the_old_key_that_long() {
         let km = manager().start();
         let tenant = "acme".to_owned();
-        km.send(EnsureTenant {
-            tenant: tenant.clone(),
-        })
-        .await
-        .unwrap();
+        ensured(&km, &tenant).await;
         let before = unix_secs(SystemTime::now());
         km.send(Rotate {
             tenant,
@@ -780,14 +1019,15 @@ mod tests {
             grace: Some(Duration::from_secs(2 * HOUR)),
         })
         .await
+        .unwrap()
         .unwrap();
         let after = unix_secs(SystemTime::now());
         let retire = km.send(Snapshot).await.unwrap()["acme"].verify_only()[0].1;
         assert!((before + 2 * HOUR..=after + 2 * HOUR).contains(&retire));
     }
 
-    #[test]
-    fn a_requested_grace_can_lengthen_but_never_shorten_the_tenants_default() {
+    #[actix_rt::test]
+    async fn a_requested_grace_can_lengthen_but_never_shorten_the_tenants_default() {
         let mut km = manager();
         let hour = Duration::from_secs(HOUR);
         assert_eq!(km.grace_for("acme", None), GRACE);
@@ -804,13 +1044,18 @@ mod tests {
     async fn the_tick_rotates_an_old_key_with_the_grace_set_for_its_tenant() {
         let old = KeyRing::new(StateKey::generate().with_created_at(0));
         let old_kid = old.active().kid().to_owned();
-        let mut share = LocalKeyShare::new();
-        share.store("acme", &old);
         let config = KeyManagerConfig {
             tick_every: Duration::from_millis(20),
             ..KeyManagerConfig::default()
         };
-        let km = KeyManager::with_config(SealPolicy::default(), config, Box::new(share)).start();
+        let km = KeyManager::with_config(
+            SealPolicy::default(),
+            config,
+            Arc::new(LocalKeyShare::new()),
+            MasterKey::generate(),
+        );
+        km.vault.replace("acme", &old).await.unwrap();
+        let km = km.start();
         let (recipient, mut rx) = collector(false);
         km.send(Subscribe(recipient.downgrade())).await.unwrap();
         km.send(SetTenantGrace {
@@ -820,11 +1065,7 @@ mod tests {
         .await
         .unwrap();
         let before = unix_secs(SystemTime::now());
-        km.send(EnsureTenant {
-            tenant: "acme".to_owned(),
-        })
-        .await
-        .unwrap();
+        ensured(&km, "acme").await;
 
         // No request asks for it: the tick alone rotates the key made in 1970.
         let rotated = loop {
@@ -839,5 +1080,212 @@ mod tests {
         let (key, retire) = &rotated.verify_only()[0];
         assert_eq!(key.kid(), old_kid);
         assert!((before + 2 * HOUR..=after + 2 * HOUR).contains(retire));
+    }
+
+    /// A share that can be taken down: every call fails while it is.
+    #[derive(Clone, Default)]
+    struct Flaky {
+        inner: LocalKeyShare,
+        down: Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl Flaky {
+        fn set_down(&self, down: bool) {
+            self.down.store(down, std::sync::atomic::Ordering::SeqCst);
+        }
+
+        fn check(&self) -> Result<(), ShareError> {
+            if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(ShareError::Unavailable("the test took it down".into()));
+            }
+            Ok(())
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl KeyShare for Flaky {
+        async fn load(&self, tenant: &str) -> Result<Option<Stored>, ShareError> {
+            self.check()?;
+            self.inner.load(tenant).await
+        }
+
+        async fn store(
+            &self,
+            tenant: &str,
+            ring: &WrappedRing,
+            expected: Option<Version>,
+        ) -> Result<Version, ShareError> {
+            self.check()?;
+            self.inner.store(tenant, ring, expected).await
+        }
+    }
+
+    fn manager_over(share: impl KeyShare, master: &MasterKey) -> KeyManager {
+        KeyManager::new(SealPolicy::default(), Arc::new(share), master.clone())
+    }
+
+    #[actix_rt::test]
+    async fn a_rotation_the_share_cannot_store_fails_changes_nothing_and_is_counted() {
+        let share = Flaky::default();
+        let km = manager_over(share.clone(), &MasterKey::generate());
+        let failures = km.share_failure_count();
+        let km = km.start();
+        let tenant = "acme".to_owned();
+        let kid = ensured_kid(&km, &tenant).await;
+        share.set_down(true);
+        let rotated = km
+            .send(Rotate {
+                tenant,
+                if_kid: None,
+                grace: None,
+            })
+            .await
+            .unwrap();
+        assert!(matches!(
+            rotated,
+            Err(RingError::Share(ShareError::Unavailable(_)))
+        ));
+        assert_eq!(km.send(Snapshot).await.unwrap()["acme"].active().kid(), kid);
+        assert_eq!(failures.get(), 1);
+    }
+
+    #[actix_rt::test]
+    async fn while_the_share_is_down_held_rings_are_served_and_a_due_rotation_waits_for_it() {
+        let share = Flaky::default();
+        let mut km = manager_over(share.clone(), &MasterKey::generate());
+        let first = km.ensure("acme").await;
+        let t0 = first.active().created_at();
+        share.set_down(true);
+
+        assert!(Arc::ptr_eq(&km.ensure("acme").await, &first));
+        km.tick(t0 + 6 * HOUR).await;
+        assert_eq!(km.rings["acme"].active().kid(), first.active().kid());
+        assert_eq!(km.share_failures.get(), 1);
+
+        share.set_down(false);
+        km.tick(t0 + 6 * HOUR + 60).await;
+        let ring = &km.rings["acme"];
+        assert_ne!(ring.active().kid(), first.active().kid());
+        assert_eq!(
+            km.vault.load("acme").await.unwrap().unwrap().active().kid(),
+            ring.active().kid()
+        );
+    }
+
+    #[actix_rt::test]
+    async fn a_tick_stops_at_the_first_tenant_the_share_is_unavailable_for() {
+        let share = Flaky::default();
+        let mut km = manager_over(share.clone(), &MasterKey::generate());
+        let a = km.ensure("a").await;
+        km.ensure("b").await;
+        share.set_down(true);
+        km.tick(a.active().created_at() + 7 * HOUR).await;
+        assert_eq!(km.share_failures.get(), 1);
+    }
+
+    #[actix_rt::test]
+    async fn a_new_tenant_gets_no_ring_while_the_share_is_down() {
+        let share = Flaky::default();
+        share.set_down(true);
+        let km = manager_over(share, &MasterKey::generate()).start();
+        let ensured = km
+            .send(EnsureTenant {
+                tenant: "acme".to_owned(),
+            })
+            .await
+            .unwrap();
+        assert!(ensured.is_err());
+        assert!(km.send(Snapshot).await.unwrap().is_empty());
+    }
+
+    #[actix_rt::test]
+    async fn a_ring_stored_under_another_master_key_is_an_error_and_is_not_replaced() {
+        let share = LocalKeyShare::new();
+        let mut first = manager_over(share.clone(), &MasterKey::generate());
+        let kid = first.ensure("acme").await.active().kid().to_owned();
+
+        let other = manager_over(share.clone(), &MasterKey::generate()).start();
+        let ensured = other
+            .send(EnsureTenant {
+                tenant: "acme".to_owned(),
+            })
+            .await
+            .unwrap();
+        assert!(matches!(
+            ensured,
+            Err(RingError::Unwrap(UnwrapError::WrongMasterKey { .. }))
+        ));
+        assert_eq!(
+            first
+                .vault
+                .load("acme")
+                .await
+                .unwrap()
+                .unwrap()
+                .active()
+                .kid(),
+            kid,
+            "the stored ring is left as it was"
+        );
+    }
+
+    #[actix_rt::test]
+    async fn a_new_manager_over_the_same_share_and_master_key_holds_the_same_keys() {
+        let share = LocalKeyShare::new();
+        let master = MasterKey::generate();
+        let mut before = manager_over(share.clone(), &master);
+        let ring = before.ensure("acme").await;
+        let mut after = manager_over(share, &master);
+        let again = after.ensure("acme").await;
+        assert_eq!(again.active().kid(), ring.active().kid());
+        assert_eq!(again.active().secret_bytes(), ring.active().secret_bytes());
+        assert_eq!(again.active().created_at(), ring.active().created_at());
+    }
+
+    #[actix_rt::test]
+    async fn two_managers_rotating_at_once_lose_neither_new_key() {
+        let share = LocalKeyShare::new();
+        let master = MasterKey::generate();
+        let (one_arbiter, other_arbiter) = (Arbiter::new(), Arbiter::new());
+        let (s1, m1) = (share.clone(), master.clone());
+        let one =
+            KeyManager::start_in_arbiter(&one_arbiter.handle(), move |_| manager_over(s1, &m1));
+        let (s2, m2) = (share.clone(), master.clone());
+        let other =
+            KeyManager::start_in_arbiter(&other_arbiter.handle(), move |_| manager_over(s2, &m2));
+        let ensure = |tenant: &str| EnsureTenant {
+            tenant: tenant.to_owned(),
+        };
+        one.send(ensure("acme")).await.unwrap().unwrap();
+        other.send(ensure("acme")).await.unwrap().unwrap();
+        let rotate = || Rotate {
+            tenant: "acme".to_owned(),
+            if_kid: None,
+            grace: None,
+        };
+        let (a, b) = futures_util::future::join(one.send(rotate()), other.send(rotate())).await;
+        let (a, b) = (a.unwrap().unwrap(), b.unwrap().unwrap());
+        assert_ne!(a, b);
+        let stored = manager_over(share, &master).ensure("acme").await;
+        assert!(stored.find(&a).is_some(), "{a} was lost");
+        assert!(stored.find(&b).is_some(), "{b} was lost");
+        one_arbiter.stop();
+        other_arbiter.stop();
+    }
+
+    #[actix_rt::test]
+    async fn a_ring_read_back_from_the_share_keeps_counting_the_seals_made_here() {
+        let mut km = manager();
+        let first = km.ensure("acme").await;
+        let t0 = first.active().created_at();
+        km.rotate("acme", None, GRACE, t0).await;
+        let active = Arc::clone(&km.rings["acme"]);
+        active.active().add_seals_for_test(5);
+        // The tick prunes the retired key through the share, and holds the ring it read back.
+        km.tick(t0 + GRACE.as_secs() + 1).await;
+        let ring = &km.rings["acme"];
+        assert!(ring.find(first.active().kid()).is_none());
+        assert_eq!(ring.active().kid(), active.active().kid());
+        assert_eq!(ring.active().seals(), 5);
     }
 }

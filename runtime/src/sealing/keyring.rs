@@ -111,6 +111,31 @@ impl KeyRing {
         }
     }
 
+    /// This ring with every key that `held` also has (same kid) taken from `held`: a ring
+    /// read back from storage holds new copies of the keys, whose seal counts start at 0, and
+    /// a process must keep counting the seals it made under its keys.
+    #[must_use]
+    pub fn reusing(&self, held: &KeyRing) -> KeyRing {
+        let reuse = |key: &Arc<StateKey>| {
+            held.find_shared(key.kid())
+                .map_or_else(|| Arc::clone(key), Arc::clone)
+        };
+        KeyRing {
+            active: reuse(&self.active),
+            verify_only: self
+                .verify_only
+                .iter()
+                .map(|(key, retire_after)| (reuse(key), *retire_after))
+                .collect(),
+        }
+    }
+
+    fn find_shared(&self, kid: &str) -> Option<&Arc<StateKey>> {
+        std::iter::once(&self.active)
+            .chain(self.verify_only.iter().map(|(key, _)| key))
+            .find(|key| key.kid() == kid)
+    }
+
     /// Whether [`KeyRing::pruned`] at `now` would drop anything.
     pub(crate) fn has_retired(&self, now: u64) -> bool {
         self.verify_only
@@ -190,6 +215,17 @@ mod tests {
 
         ring.active().add_seals_for_test(ROTATE_AFTER_SEALS);
         assert!(ring.due_for_rotation(1_000, 600));
+    }
+
+    #[test]
+    fn a_ring_reusing_a_held_one_keeps_the_held_keys_and_their_seal_counts() {
+        let held = KeyRing::new(key("a"));
+        held.active().add_seals_for_test(7);
+        let loaded = KeyRing::new(key("a")).rotated(key("b"), 100);
+        let ring = loaded.reusing(&held);
+        assert_eq!(ring.active().kid(), "b");
+        assert_eq!(ring.find("a").map(StateKey::seals), Some(7));
+        assert_eq!(ring.verify_only()[0].1, 100);
     }
 
     #[test]

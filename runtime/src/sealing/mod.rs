@@ -28,7 +28,12 @@
 //! - `claims`: the sealed plaintext.
 //! - `policy`: [`seal`] and [`open`], limits, expiry and skew.
 //! - `keyring`: a tenant's active and verify-only keys, plain data.
-//! - `share`: where rings are shared between processes ([`KeyShare`]).
+//! - `master_key`: the [`MasterKey`] that wraps state keys at rest.
+//! - `wrapped`: a ring as storage holds it, every key wrapped ([`WrappedRing`]).
+//! - `share`: where wrapped rings are kept and shared between processes ([`KeyShare`],
+//!   versioned, compare-and-swap), and the in-memory [`LocalKeyShare`].
+//! - `vault`: a share seen through the master key, and the compare-and-swap loop every
+//!   change of a ring goes through.
 //! - `key_manager`: the [`KeyManager`] actor that owns the rings, rotates keys, and pushes
 //!   snapshots to workers, so sealing and opening never wait on it.
 //! - `replay`: the record of single-use states ([`ReplayCache`], [`MemoryReplayCache`]).
@@ -40,9 +45,12 @@ mod codec;
 mod error;
 mod key_manager;
 mod keyring;
+mod master_key;
 mod policy;
 mod replay;
 mod share;
+mod vault;
+mod wrapped;
 
 pub use binding::{args_digest, ArgsDigest, Binding};
 pub(crate) use claims::unix_secs;
@@ -50,13 +58,16 @@ pub use claims::Claims;
 pub use codec::{StateKey, ROTATE_AFTER_SEALS};
 pub use error::{OpenError, SealError};
 pub use key_manager::{
-    EnsureTenant, KeyManager, KeyManagerConfig, KeyRingsChanged, Rotate, SetTenantGrace, Snapshot,
-    Subscribe, PRUNE_EVERY, ROTATE_EVERY, TICK_EVERY,
+    EnsureTenant, KeyManager, KeyManagerConfig, KeyRingsChanged, Rotate, SetTenantGrace,
+    ShareFailureCount, Snapshot, Subscribe, PRUNE_EVERY, ROTATE_EVERY, TICK_EVERY,
 };
 pub use keyring::{KeyRing, KeyRings};
+pub use master_key::{MasterKey, MasterKeyError, WrapFailed, MASTER_KEY_LEN};
 pub use policy::{open, seal, Payload, SealPolicy};
 pub use replay::{
     state_digest, Claim, ClaimRefused, MemoryReplayCache, ReplayCache, StateDigest,
     DEFAULT_MAX_BYTES as DEFAULT_REPLAY_MAX_BYTES, ENTRY_BYTES as REPLAY_ENTRY_BYTES,
 };
-pub use share::{KeyShare, LocalKeyShare, MemoryKeyShare};
+pub use share::{KeyShare, LocalKeyShare, ShareError, Stored, Version};
+pub use vault::{RingError, ATTEMPTS as RING_UPDATE_ATTEMPTS};
+pub use wrapped::{UnwrapError, WrappedKey, WrappedRing, WrappedVerifyOnly};

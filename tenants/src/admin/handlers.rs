@@ -481,7 +481,9 @@ pub(super) async fn rotate_state_key(
         .map_err(|e| {
             tracing::error!(error = %e, "the key manager did not answer");
             Problem::unavailable()
-        })?;
+        })?
+        // The KeyManager logged why; nothing changed, and the old key keeps sealing.
+        .map_err(|_| Problem::unavailable())?;
     api.changed(&caller, &record.slug, "state_key.rotate", Some(&kid))
         .await;
     Ok(HttpResponse::Ok().json(Rotated {

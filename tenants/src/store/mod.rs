@@ -5,8 +5,12 @@
 //! serving process (this one or another on the same database) can follow the store with
 //! [`Store::changes_since`] and reload just what changed. The audit log is not a change.
 //! Nothing here is on a request's path: requests read the in-memory registry.
+//!
+//! The store also keeps each tenant's wrapped requestState key ring ([`key_rings`]), for the
+//! runtime's KeyManager through [`StoreKeyShare`](crate::StoreKeyShare).
 
 mod audit_batches;
+pub mod key_rings;
 mod rows;
 pub mod sql;
 
@@ -16,6 +20,7 @@ use crate::api_key::ApiKeyRecord;
 use crate::audit::{AuditEvent, AuditFilter};
 use crate::model::{Millis, Slug, Status, TenantRecord, TenantSpec};
 
+pub use key_rings::{RingRow, RingWrite};
 pub use sql::SqlStore;
 
 /// Why a store operation failed.

@@ -81,7 +81,7 @@ impl Dialect {
 /// The [`Store`] on SQLite or PostgreSQL. Cheap to clone: clones share one pool.
 #[derive(Debug, Clone)]
 pub struct SqlStore {
-    pool: AnyPool,
+    pub(super) pool: AnyPool,
     dialect: Dialect,
 }
 

@@ -39,6 +39,7 @@ mod harness;
 
 mod audit;
 mod changes;
+mod key_rings;
 mod keys;
 mod lifecycle;
 mod sqlite;

@@ -9,7 +9,8 @@
 //! - `protocol`: the version the tests speak, the `_meta` keys, the fixed state error;
 //! - `schema`: the committed MCP JSON schemas the checks validate against;
 //! - `lab`: the test catalog; `legacy_client`: a 2025-11-25 client; `h2c_client`: HTTP/2;
-//!   `stdio_in_process`: the stdio server in this process, for a tenant and caller a test holds.
+//!   `stdio_in_process`: the stdio server in this process, for a tenant and caller a test holds;
+//!   `serve_process`: `roundtrip serve` as a child process.
 //!
 //! Edges go one way: `legacy_client` -> `requests` -> `server` -> `lab`; `requests` ->
 //! `replies` -> `wire_checks` -> `schema`, `protocol`; `h2c_client` -> `replies`. The names
@@ -23,6 +24,7 @@ mod protocol;
 mod replies;
 mod requests;
 pub(crate) mod schema;
+pub(crate) mod serve_process;
 mod server;
 pub(crate) mod stdio_in_process;
 mod wire_checks;
@@ -35,4 +37,5 @@ pub(crate) use protocol::{
 pub(crate) use replies::{Events, Reply};
 pub(crate) use requests::{accept, b64_header, mcp_headers, meta, retry, rpc, tool_call};
 pub(crate) use schema::assert_valid;
+pub(crate) use serve_process::Serve;
 pub(crate) use server::{scratch_dir, Server, ALICE, BOB, CAROL, DEMO, EMPTY, LAB, LAB2};

@@ -17,7 +17,7 @@ use std::time::Duration;
 use roundtrip::config::Config;
 use roundtrip::wiring::{self, Running};
 use roundtrip_runtime::handler::Catalog;
-use roundtrip_runtime::sealing::{KeyShare, LocalKeyShare};
+use roundtrip_runtime::sealing::{KeyShare, LocalKeyShare, MasterKey};
 use roundtrip_runtime::tenancy::{Tenant, TenantDirectory};
 use roundtrip_tenants::catalogs::CatalogSource;
 use roundtrip_tenants::store::SqlStore;
@@ -105,13 +105,14 @@ impl Server {
 
     /// A server with the test defaults, then `tune` applied to its configuration.
     pub(crate) async fn start_with(tune: impl FnOnce(&mut Config)) -> Server {
-        Server::start_sharing(Box::new(LocalKeyShare::new()), tune).await
+        Server::start_sharing(Arc::new(LocalKeyShare::new()), MasterKey::generate(), tune).await
     }
 
-    /// A server whose key rings are kept in `share`, as a worker process of a fleet keeps
-    /// them in the store the fleet shares.
+    /// A server whose key rings are kept in `share`, wrapped under `master`, as a worker
+    /// process of a fleet keeps them in the store the fleet shares.
     pub(crate) async fn start_sharing(
-        share: Box<dyn KeyShare>,
+        share: Arc<dyn KeyShare>,
+        master: MasterKey,
         tune: impl FnOnce(&mut Config),
     ) -> Server {
         let mut config = Config {
@@ -158,7 +159,7 @@ impl Server {
         let registry = Arc::new(TenantRegistry::new(Arc::new(store), catalogs.clone()));
         registry.load().await.expect("the test tenants load");
 
-        let running = wiring::start_sharing(&config, registry, None, share)
+        let running = wiring::start_sharing(&config, registry, None, share, master)
             .await
             .expect("the server starts");
         let client = awc::Client::builder()

@@ -124,6 +124,7 @@ impl McpService {
         registry.register_collector(Box::new(Gathered {
             legacy_sessions: Box::new(move || sessions.len()),
             audit: runtime.audit.clone(),
+            key_share_failures: keys.as_ref().map(|k| k.share_failures.clone()),
         }));
         Arc::new(Self {
             directory,
