@@ -20,6 +20,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
+use crate::legacy::sessions::Sessions;
 use crate::sealing::ShareFailureCount;
 use crate::tenancy::AuditSink;
 
@@ -196,24 +197,16 @@ impl Metrics {
 /// What is read, not counted, at each scrape: the live legacy sessions (the session registry
 /// counts them), the audit log's tally, and, when sealing, the failures of the KeyManager's
 /// key share (which it counts).
+#[derive(Debug)]
 pub(crate) struct Gathered {
-    /// The number of live legacy sessions.
-    pub(crate) legacy_sessions: Box<dyn Fn() -> usize + Send + Sync>,
+    pub(crate) legacy_sessions: Arc<Sessions>,
     pub(crate) audit: Option<Arc<dyn AuditSink>>,
     pub(crate) key_share_failures: Option<ShareFailureCount>,
 }
 
-impl std::fmt::Debug for Gathered {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gathered")
-            .field("audit", &self.audit)
-            .finish_non_exhaustive()
-    }
-}
-
 impl Collector for Gathered {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let sessions = i64::try_from((self.legacy_sessions)()).unwrap_or(i64::MAX);
+        let sessions = i64::try_from(self.legacy_sessions.len()).unwrap_or(i64::MAX);
         ConstGauge::new(sessions).encode(encoder.encode_descriptor(
             "roundtrip_legacy_sessions",
             "Live legacy (initialize) sessions in this process",

@@ -120,9 +120,8 @@ impl McpService {
         let legacy = Legacy::start(runtime.clone());
         let mut registry = Registry::default();
         runtime.metrics.register(&mut registry);
-        let sessions = legacy.sessions.clone();
         registry.register_collector(Box::new(Gathered {
-            legacy_sessions: Box::new(move || sessions.len()),
+            legacy_sessions: legacy.sessions.clone(),
             audit: runtime.audit.clone(),
             key_share_failures: keys.as_ref().map(|k| k.share_failures.clone()),
         }));
