@@ -24,6 +24,7 @@ use roundtrip_runtime::dispatch::{LegacyConfig, RuntimeConfig};
 use roundtrip_runtime::sealing::{
     MasterKey, MasterKeyError, SealPolicy, DEFAULT_REPLAY_MAX_BYTES, REPLAY_ENTRY_BYTES,
 };
+use roundtrip_runtime::redis::{Redis, RedisUrlError};
 use roundtrip_runtime::transport::http::HttpConfig;
 use roundtrip_runtime::transport::stdio::StdioLimits;
 use serde::Deserialize;
@@ -70,6 +71,10 @@ pub struct Config {
     /// bytes, base64. Unset: the key in `{data_dir}/master.key`, generated on first start
     /// (see `master_key.rs`).
     pub master_key: Option<String>,
+    /// Redis (`ROUNDTRIP_REDIS_URL`, `redis://[:password@]host:port[/db]`): shares key rings,
+    /// single-use state claims and rate limits between worker processes. Unset: each process
+    /// keeps its own, and key rings live in the tenant store.
+    pub redis_url: Option<String>,
     pub tenants: TenantsSettings,
     pub audit: AuditSettings,
     pub http: HttpSettings,
@@ -105,6 +110,10 @@ impl std::fmt::Debug for Config {
             .field(
                 "master_key",
                 &self.master_key.as_ref().map(|_| "<redacted>"),
+            )
+            .field(
+                "redis_url",
+                &self.redis_url.as_ref().map(|_| "<redacted>"),
             )
             .field("tenants", &self.tenants)
             .field("audit", &self.audit)
@@ -301,6 +310,7 @@ impl Default for Config {
             data_dir: "./.roundtrip".into(),
             admin_token: None,
             master_key: None,
+            redis_url: None,
             tenants: TenantsSettings::default(),
             audit: AuditSettings::default(),
             http: HttpSettings::default(),
@@ -390,6 +400,9 @@ pub enum InvalidConfig {
     /// Never carries the key's text.
     #[error("`master_key` (ROUNDTRIP_MASTER_KEY) is not a master key: {0}")]
     MasterKey(#[source] MasterKeyError),
+    /// Never carries the URL, which may hold a password.
+    #[error("`redis_url` (ROUNDTRIP_REDIS_URL): {0}")]
+    RedisUrl(#[source] RedisUrlError),
 }
 
 /// Longest idle time of a legacy session, and longest wait for one answer: a day.
@@ -480,6 +493,9 @@ impl Config {
             return Err(InvalidConfig::Zero { key: "workers" });
         }
         self.configured_master_key()?;
+        if let Some(url) = &self.redis_url {
+            Redis::check_url(url).map_err(InvalidConfig::RedisUrl)?;
+        }
 
         let http = &self.http;
         non_zero("http.max_body_bytes", http.max_body_bytes as u64)?;
@@ -635,6 +651,17 @@ mod tests {
         let mut c = Config::default();
         tune(&mut c);
         c.validate()
+    }
+
+    #[test]
+    fn a_redis_url_that_is_not_one_is_refused_without_echoing_it() {
+        let err = validated(|c| c.redis_url = Some("http://:hunter2@host".into())).unwrap_err();
+        assert_eq!(err, InvalidConfig::RedisUrl(RedisUrlError));
+        assert!(!err.to_string().contains("hunter2"));
+        assert_eq!(
+            validated(|c| c.redis_url = Some("redis://127.0.0.1:6379".into())),
+            Ok(())
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod handler;
 pub mod legacy;
 pub mod metrics;
 pub mod protocol;
+pub mod redis;
 pub mod sealing;
 pub mod tenancy;
 pub mod transport;
