@@ -21,10 +21,10 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{LegacyConfig, RuntimeConfig};
+use roundtrip_runtime::redis::{Redis, RedisUrlError};
 use roundtrip_runtime::sealing::{
     MasterKey, MasterKeyError, SealPolicy, DEFAULT_REPLAY_MAX_BYTES, REPLAY_ENTRY_BYTES,
 };
-use roundtrip_runtime::redis::{Redis, RedisUrlError};
 use roundtrip_runtime::transport::http::HttpConfig;
 use roundtrip_runtime::transport::stdio::StdioLimits;
 use serde::Deserialize;
@@ -111,10 +111,7 @@ impl std::fmt::Debug for Config {
                 "master_key",
                 &self.master_key.as_ref().map(|_| "<redacted>"),
             )
-            .field(
-                "redis_url",
-                &self.redis_url.as_ref().map(|_| "<redacted>"),
-            )
+            .field("redis_url", &self.redis_url.as_ref().map(|_| "<redacted>"))
             .field("tenants", &self.tenants)
             .field("audit", &self.audit)
             .field("http", &self.http)

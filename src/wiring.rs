@@ -171,7 +171,7 @@ pub async fn dispatching(
     // snapshots it pushes), and rotation must not stall a worker.
     let key_arbiter = Arbiter::new();
     let manager = KeyManager::new(policy.clone(), share, master);
-    let share_failures = manager.share_failure_count();
+    let share_health = manager.share_health();
     let key_manager = KeyManager::start_in_arbiter(&key_arbiter.handle(), move |_| manager);
     registry.tell_state_ttls(key_manager.clone().recipient(), policy.clock_skew);
     for slug in registry.slugs() {
@@ -214,7 +214,7 @@ pub async fn dispatching(
         keys: StateKeys {
             key_manager,
             rings,
-            share_failures,
+            share_health,
         },
         key_arbiter,
     })

@@ -21,7 +21,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use crate::legacy::sessions::Sessions;
-use crate::sealing::ShareFailureCount;
+use crate::sealing::{RefreshReason, ShareHealth};
 use crate::tenancy::AuditSink;
 
 /// The methods a request's duration is labelled with; any other is `other`.
@@ -201,7 +201,7 @@ impl Metrics {
 pub(crate) struct Gathered {
     pub(crate) legacy_sessions: Arc<Sessions>,
     pub(crate) audit: Option<Arc<dyn AuditSink>>,
-    pub(crate) key_share_failures: Option<ShareFailureCount>,
+    pub(crate) key_share: Option<ShareHealth>,
 }
 
 impl Collector for Gathered {
@@ -213,13 +213,24 @@ impl Collector for Gathered {
             None,
             MetricType::Gauge,
         )?)?;
-        if let Some(failures) = &self.key_share_failures {
-            ConstCounter::new(failures.get()).encode(encoder.encode_descriptor(
+        if let Some(share) = &self.key_share {
+            ConstCounter::new(share.failures()).encode(encoder.encode_descriptor(
                 "roundtrip_key_share_failures",
                 "Reads and writes of the requestState key share that failed (rings held kept serving)",
                 None,
                 MetricType::Counter,
             )?)?;
+            let mut family = encoder.encode_descriptor(
+                "roundtrip_key_refreshes",
+                "Key rings reloaded from the share, by why",
+                None,
+                MetricType::Counter,
+            )?;
+            for reason in RefreshReason::ALL {
+                let labels = [("reason", reason.label())];
+                ConstCounter::new(share.refreshes(reason))
+                    .encode(family.encode_family(&labels)?)?;
+            }
         }
         if let Some(audit) = &self.audit {
             let tally = audit.tally();

@@ -22,9 +22,7 @@ use super::protection::Protection;
 use super::reply::Reply;
 use super::stamp;
 use crate::protocol::McpError;
-use crate::sealing::{
-    EnsureTenant, KeyManager, KeyRings, Rotate, SetTenantGrace, ShareFailureCount,
-};
+use crate::sealing::{EnsureTenant, KeyManager, KeyRings, Rotate, SetTenantGrace, ShareHealth};
 
 /// What a sealing worker starts with: the KeyManager (rings of tenants created later,
 /// rotation, updates) and the rings current at start-up.
@@ -35,7 +33,7 @@ pub struct StateKeys {
     /// Every tenant's ring at start-up.
     pub rings: KeyRings,
     /// How often the KeyManager's share failed, for `/metrics`.
-    pub share_failures: ShareFailureCount,
+    pub share_health: ShareHealth,
 }
 
 impl std::fmt::Debug for StateKeys {

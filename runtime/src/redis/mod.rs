@@ -12,5 +12,7 @@
 //! - `replay`: [`RedisReplayCache`], the single-use record shared by the fleet.
 
 mod connection;
+mod key_share;
 
 pub use connection::{Redis, RedisErrorCount, RedisUrlError, CALL_TIMEOUT};
+pub use key_share::RedisKeyShare;

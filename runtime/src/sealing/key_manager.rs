@@ -21,7 +21,7 @@
 //!
 //! **When the share fails** (unreachable, or a ring that does not unwrap): the manager keeps
 //! the rings it holds and keeps serving them, logs the failure at `warn` (never a key), and
-//! counts it ([`ShareFailureCount`], on `/metrics`). Nothing is adopted that was not stored: a rotation whose
+//! counts it ([`ShareHealth`], on `/metrics` and `/readyz`). Nothing is adopted that was not stored: a rotation whose
 //! new ring could not be stored changes nothing here, so no worker seals with a key other
 //! processes cannot load. The tick retries a due rotation at its next run; a tenant whose
 //! ring could not be read at all gets none, and its requests are retried on the next ask.
@@ -59,8 +59,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
 use actix::{
     Actor, ActorFutureExt, AsyncContext, AtomicResponse, Context, Handler, Message, WeakRecipient,
@@ -97,6 +97,10 @@ pub struct KeyManagerConfig {
     /// How often the manager checks keys for rotation and prunes retired ones. Default
     /// [`TICK_EVERY`] (60 s); anything under 10 ms counts as 10 ms.
     pub tick_every: Duration,
+    /// Reload every held ring from the share this often (on the tick), so a change another
+    /// process made reaches this one even when its announcement was lost. `None` (the
+    /// default) never does: right for a share only this process writes.
+    pub refresh_every: Option<Duration>,
 }
 
 /// The shortest tick: a zero interval would spin the manager's thread.
@@ -107,27 +111,103 @@ impl Default for KeyManagerConfig {
         KeyManagerConfig {
             rotate_every: ROTATE_EVERY,
             tick_every: TICK_EVERY,
+            refresh_every: None,
         }
     }
 }
 
-/// How many reads and writes of the share failed since the manager started: a handle the
-/// wiring takes before starting the manager, for `/metrics`. Cheap to clone; reading it is
-/// one atomic load.
+/// How the share is doing, as `/metrics` and `/readyz` read it: how many reads and writes
+/// failed since the manager started, why the last call failed if no call succeeded since
+/// (the share is down), and how many rings were reloaded, by reason. The wiring takes it
+/// before starting the manager. Cheap to clone; reading a count is one atomic load.
 #[derive(Debug, Clone, Default)]
-pub struct ShareFailureCount(Arc<AtomicU64>);
+pub struct ShareHealth(Arc<HealthInner>);
 
-impl ShareFailureCount {
-    /// The count so far.
-    pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+#[derive(Debug, Default)]
+struct HealthInner {
+    failures: AtomicU64,
+    failing: Mutex<Option<String>>,
+    refreshes: [AtomicU64; RefreshReason::COUNT],
+}
+
+impl ShareHealth {
+    /// Failed reads and writes so far.
+    pub fn failures(&self) -> u64 {
+        self.0.failures.load(Ordering::Relaxed)
     }
 
-    /// Counts one more; returns the new count.
-    fn add(&self) -> u64 {
-        self.0.fetch_add(1, Ordering::Relaxed).saturating_add(1)
+    /// Why the share's last call failed, while no call has succeeded since: the share is
+    /// down, and the manager serves the rings it holds.
+    pub fn failing(&self) -> Option<String> {
+        self.lock().clone()
+    }
+
+    /// Rings reloaded from the share so far for `reason`.
+    pub fn refreshes(&self, reason: RefreshReason) -> u64 {
+        self.0.refreshes[reason as usize].load(Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<String>> {
+        self.0.failing.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts one more failure, for `why`; returns the new count.
+    fn failed(&self, why: String) -> u64 {
+        *self.lock() = Some(why);
+        self.0
+            .failures
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1)
+    }
+
+    /// A call succeeded: the share is up.
+    fn answered(&self) {
+        let mut failing = self.lock();
+        if failing.is_some() {
+            tracing::info!("the requestState key share answers again");
+            *failing = None;
+        }
+    }
+
+    fn refreshed(&self, reason: RefreshReason) {
+        self.0.refreshes[reason as usize].fetch_add(1, Ordering::Relaxed);
     }
 }
+
+/// Why a ring was reloaded from the share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefreshReason {
+    /// Another process announced that it changed the ring.
+    Announced,
+    /// The periodic refresh, the fallback for a lost announcement.
+    Periodic,
+    /// A worker met a token sealed under a kid it does not hold.
+    UnknownKid,
+}
+
+impl RefreshReason {
+    const COUNT: usize = 3;
+
+    /// Every reason, for `/metrics`.
+    pub const ALL: [RefreshReason; RefreshReason::COUNT] = [
+        RefreshReason::Announced,
+        RefreshReason::Periodic,
+        RefreshReason::UnknownKid,
+    ];
+
+    /// The `reason` label on `/metrics`.
+    pub fn label(self) -> &'static str {
+        match self {
+            RefreshReason::Announced => "announced",
+            RefreshReason::Periodic => "periodic",
+            RefreshReason::UnknownKid => "unknown_kid",
+        }
+    }
+}
+
+/// How often, at most, a tenant's ring is reloaded because a worker met an unknown kid: a
+/// client can present any kid, and must not make the manager read the share per request.
+pub const UNKNOWN_KID_REFRESH_EVERY: Duration = Duration::from_secs(1);
 
 /// Work on the share that owns what it needs, so it runs without borrowing the manager; the
 /// manager applies its outcome when it is done.
@@ -150,8 +230,12 @@ pub struct KeyManager {
     /// Held weakly: a subscriber whose owner let it go (its HTTP worker stopped) stops and
     /// is forgotten at the next broadcast.
     subscribers: Vec<WeakRecipient<KeyRingsChanged>>,
-    /// Reads and writes of the share that failed since start.
-    share_failures: ShareFailureCount,
+    /// The share's failures and reloads.
+    health: ShareHealth,
+    /// When each tenant's ring was last reloaded for an unknown kid.
+    kid_refreshed_at: HashMap<String, Instant>,
+    /// The unix second of the last periodic refresh.
+    refreshed_at: u64,
 }
 
 impl KeyManager {
@@ -177,17 +261,21 @@ impl KeyManager {
             rings: KeyRings::default(),
             tenant_grace: HashMap::new(),
             subscribers: Vec::new(),
-            share_failures: ShareFailureCount::default(),
+            health: ShareHealth::default(),
+            kid_refreshed_at: HashMap::new(),
+            refreshed_at: unix_secs(SystemTime::now()),
         }
     }
 
-    /// The count of the share's failures, to read while the manager runs.
-    pub fn share_failure_count(&self) -> ShareFailureCount {
-        self.share_failures.clone()
+    /// How the share is doing, to read while the manager runs.
+    pub fn share_health(&self) -> ShareHealth {
+        self.health.clone()
     }
 
-    /// Running `decide` on `tenant`'s ring through [`Vault::update`]: it is given the stored
-    /// ring, or, if the share has none (it lost it, or never had it), the one held here.
+    /// Running `decide` on `tenant`'s ring through [`Vault::update`]. It is given the stored
+    /// ring; if the share lacks keys held here (it lost its rings and another process filled
+    /// it again) or has no ring at all, it is given the held keys too, and what it decides is
+    /// written even if it keeps it: the share gets back every key a state in flight may need.
     fn update_work(
         &self,
         tenant: &str,
@@ -196,12 +284,35 @@ impl KeyManager {
         let vault = self.vault.clone();
         let held = self.rings.get(tenant).cloned();
         let tenant = tenant.to_owned();
+        let now = unix_secs(SystemTime::now());
+        let grace = self.grace_for(&tenant, None).as_secs();
         Box::pin(async move {
             vault
                 .update(&tenant, |stored| {
-                    decide(stored.or_else(|| held.as_deref().cloned()))
+                    let (current, restored) = match (stored, held.as_deref()) {
+                        (Some(stored), Some(held)) => match stored.with_lost_keys(held, now, grace)
+                        {
+                            Some(merged) => (Some(merged), true),
+                            None => (Some(stored), false),
+                        },
+                        (stored @ Some(_), None) => (stored, false),
+                        (None, held) => (held.cloned(), held.is_some()),
+                    };
+                    match decide(current) {
+                        Next::Keep(ring) if restored => Next::Write(ring),
+                        next => next,
+                    }
                 })
                 .await
+        })
+    }
+
+    /// Reloading `tenant`'s ring from the share (and giving the share back any key it lost).
+    fn refresh_work(&self, tenant: &str) -> ShareWork<Result<Updated, RingError>> {
+        let now = unix_secs(SystemTime::now());
+        self.update_work(tenant, move |current| match current {
+            Some(ring) => Next::Keep(ring),
+            None => Next::Write(fresh_ring(now)),
         })
     }
 
@@ -221,6 +332,7 @@ impl KeyManager {
         outcome: Result<Updated, RingError>,
     ) -> Result<Arc<KeyRing>, RingError> {
         let updated = outcome.map_err(|error| self.failed(tenant, error))?;
+        self.health.answered();
         if updated.wrote {
             tracing::info!(
                 tenant,
@@ -305,10 +417,11 @@ impl KeyManager {
     /// Holds what the share now has for `tenant` if it differs from what is held; returns
     /// whether it did.
     fn apply(&mut self, tenant: &str, updated: Updated) -> bool {
+        self.health.answered();
         let differs = self
             .rings
             .get(tenant)
-            .is_none_or(|held| held.active().kid() != updated.ring.active().kid());
+            .is_none_or(|held| !held.same_keys(&updated.ring));
         if updated.wrote || differs {
             self.adopt(tenant, updated.ring);
             return true;
@@ -329,7 +442,7 @@ impl KeyManager {
 
     /// Counts and logs a failure of the share; the held rings stay as they are.
     fn failed(&mut self, tenant: &str, error: RingError) -> RingError {
-        let failures = self.share_failures.add();
+        let failures = self.health.failed(ErrorChain(&error).to_string());
         tracing::warn!(
             tenant,
             error = %ErrorChain(&error),
@@ -340,10 +453,18 @@ impl KeyManager {
     }
 
     /// The periodic work at unix second `now`, one tenant after another: rotating every held
-    /// key that is older than `rotate_every` or used up, and pruning retired keys. Stops at
-    /// the first tenant the share is unavailable for.
-    fn tick_work(&self, now: u64) -> ShareWork<Vec<(String, Result<Updated, RingError>)>> {
+    /// key that is older than `rotate_every` or used up, pruning retired keys, and, every
+    /// `refresh_every`, reloading the other rings. Stops at the first tenant the share is
+    /// unavailable for.
+    fn tick_work(&mut self, now: u64) -> ShareWork<Vec<(String, Result<Updated, RingError>)>> {
         let max_age = self.config.rotate_every.as_secs();
+        let refresh = self
+            .config
+            .refresh_every
+            .is_some_and(|every| now.saturating_sub(self.refreshed_at) >= every.as_secs().max(1));
+        if refresh {
+            self.refreshed_at = now;
+        }
         let work: Vec<(String, ShareWork<Result<Updated, RingError>>)> = self
             .rings
             .iter()
@@ -354,6 +475,9 @@ impl KeyManager {
                     self.rotate_work(tenant, Some(kid), grace, now)
                 } else if ring.has_retired(now) {
                     self.prune_work(tenant, now)
+                } else if refresh {
+                    self.health.refreshed(RefreshReason::Periodic);
+                    self.refresh_work(tenant)
                 } else {
                     return None;
                 };
@@ -465,7 +589,7 @@ impl fmt::Debug for KeyManager {
             .field("tenants", &self.rings.len())
             .field("tenant_grace", &self.tenant_grace)
             .field("subscribers", &self.subscribers.len())
-            .field("share_failures", &self.share_failures.get())
+            .field("share_failures", &self.health.failures())
             .finish_non_exhaustive()
     }
 }
@@ -545,6 +669,63 @@ impl Handler<Rotate> for KeyManager {
                     act.broadcast();
                 }
                 Ok(kid)
+            },
+        )))
+    }
+}
+
+/// Reloads `tenant`'s ring from the share, holds it and pushes it to the workers if it
+/// changed, and returns it; `None` for a tenant this process holds no ring of (it loads one
+/// at its first request). Sent by `follow_key_rings` when another process announces a
+/// change, and by a worker that met a token sealed under a kid it does not hold.
+///
+/// For an unknown kid the share is read at most once per [`UNKNOWN_KID_REFRESH_EVERY`] per
+/// tenant, and not at all if the held ring already has the kid (another request's refresh
+/// found it): the ring held is returned instead.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<Option<Arc<KeyRing>>, RingError>")]
+pub struct Refresh {
+    /// The tenant slug.
+    pub tenant: String,
+    /// Why; for [`RefreshReason::UnknownKid`], the kid the worker met.
+    pub reason: RefreshReason,
+    /// The kid met, with [`RefreshReason::UnknownKid`].
+    pub kid: Option<String>,
+}
+
+impl Handler<Refresh> for KeyManager {
+    type Result = AtomicResponse<Self, Result<Option<Arc<KeyRing>>, RingError>>;
+
+    fn handle(&mut self, msg: Refresh, _ctx: &mut Self::Context) -> Self::Result {
+        let held = self.rings.get(&msg.tenant).cloned();
+        let answer = |ring| AtomicResponse::new(Box::pin(actix::fut::ready(Ok(ring))));
+        let Some(ring) = held else {
+            return answer(None);
+        };
+        if msg.reason == RefreshReason::UnknownKid {
+            let has_kid = msg
+                .kid
+                .as_deref()
+                .is_some_and(|kid| ring.find(kid).is_some());
+            let recently = self
+                .kid_refreshed_at
+                .get(&msg.tenant)
+                .is_some_and(|at| at.elapsed() < UNKNOWN_KID_REFRESH_EVERY);
+            if has_kid || recently {
+                return answer(Some(ring));
+            }
+            self.kid_refreshed_at
+                .insert(msg.tenant.clone(), Instant::now());
+        }
+        self.health.refreshed(msg.reason);
+        let work = self.refresh_work(&msg.tenant);
+        AtomicResponse::new(Box::pin(work.into_actor(self).map(
+            move |outcome, act, _| {
+                let updated = outcome.map_err(|error| act.failed(&msg.tenant, error))?;
+                if act.apply(&msg.tenant, updated) {
+                    act.broadcast();
+                }
+                Ok(act.rings.get(&msg.tenant).cloned())
             },
         )))
     }
@@ -1128,7 +1309,7 @@ mod tests {
     async fn a_rotation_the_share_cannot_store_fails_changes_nothing_and_is_counted() {
         let share = Flaky::default();
         let km = manager_over(share.clone(), &MasterKey::generate());
-        let failures = km.share_failure_count();
+        let failures = km.share_health();
         let km = km.start();
         let tenant = "acme".to_owned();
         let kid = ensured_kid(&km, &tenant).await;
@@ -1146,7 +1327,7 @@ mod tests {
             Err(RingError::Share(ShareError::Unavailable(_)))
         ));
         assert_eq!(km.send(Snapshot).await.unwrap()["acme"].active().kid(), kid);
-        assert_eq!(failures.get(), 1);
+        assert_eq!(failures.failures(), 1);
     }
 
     #[actix_rt::test]
@@ -1160,7 +1341,7 @@ mod tests {
         assert!(Arc::ptr_eq(&km.ensure("acme").await, &first));
         km.tick(t0 + 6 * HOUR).await;
         assert_eq!(km.rings["acme"].active().kid(), first.active().kid());
-        assert_eq!(km.share_failures.get(), 1);
+        assert_eq!(km.health.failures(), 1);
 
         share.set_down(false);
         km.tick(t0 + 6 * HOUR + 60).await;
@@ -1180,7 +1361,7 @@ mod tests {
         km.ensure("b").await;
         share.set_down(true);
         km.tick(a.active().created_at() + 7 * HOUR).await;
-        assert_eq!(km.share_failures.get(), 1);
+        assert_eq!(km.health.failures(), 1);
     }
 
     #[actix_rt::test]
@@ -1287,5 +1468,181 @@ mod tests {
         assert!(ring.find(first.active().kid()).is_none());
         assert_eq!(ring.active().kid(), active.active().kid());
         assert_eq!(ring.active().seals(), 5);
+    }
+
+    fn refresh(tenant: &str, reason: RefreshReason, kid: Option<&str>) -> Refresh {
+        Refresh {
+            tenant: tenant.to_owned(),
+            reason,
+            kid: kid.map(str::to_owned),
+        }
+    }
+
+    /// Two managers over one share, as two processes: `one` and `other`, started.
+    fn two_managers(
+        config: KeyManagerConfig,
+    ) -> (actix::Addr<KeyManager>, actix::Addr<KeyManager>) {
+        let share = LocalKeyShare::new();
+        let master = MasterKey::generate();
+        let start = |share: LocalKeyShare| {
+            KeyManager::with_config(
+                SealPolicy::default(),
+                config.clone(),
+                Arc::new(share),
+                master.clone(),
+            )
+            .start()
+        };
+        (start(share.clone()), start(share))
+    }
+
+    #[actix_rt::test]
+    async fn a_refresh_adopts_a_rotation_another_process_stored_and_pushes_it() {
+        let (one, other) = two_managers(KeyManagerConfig::default());
+        let before = ensured_kid(&other, "acme").await;
+        assert_eq!(ensured_kid(&one, "acme").await, before);
+        let (recipient, mut rx) = collector(false);
+        other.send(Subscribe(recipient.downgrade())).await.unwrap();
+        next(&mut rx).await;
+        let rotated = one
+            .send(Rotate {
+                tenant: "acme".into(),
+                if_kid: None,
+                grace: None,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+
+        let ring = other
+            .send(refresh("acme", RefreshReason::Announced, None))
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(ring.active().kid(), rotated);
+        assert!(ring.find(&before).is_some());
+        assert_eq!(next(&mut rx).await["acme"].active().kid(), rotated);
+    }
+
+    #[actix_rt::test]
+    async fn a_refresh_of_a_tenant_not_held_loads_nothing() {
+        let km = manager().start();
+        let refreshed = km
+            .send(refresh("acme", RefreshReason::Announced, None))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(refreshed.is_none());
+        assert!(km.send(Snapshot).await.unwrap().is_empty());
+    }
+
+    #[actix_rt::test]
+    async fn the_periodic_refresh_adopts_another_process_rotation_with_no_announcement() {
+        let config = KeyManagerConfig {
+            tick_every: Duration::from_millis(20),
+            refresh_every: Some(Duration::from_secs(1)),
+            ..KeyManagerConfig::default()
+        };
+        let (one, other) = two_managers(config);
+        ensured(&other, "acme").await;
+        ensured(&one, "acme").await;
+        let rotated = one
+            .send(Rotate {
+                tenant: "acme".into(),
+                if_kid: None,
+                grace: None,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        let deadline = Instant::now() + WAIT;
+        while other.send(Snapshot).await.unwrap()["acme"].active().kid() != rotated {
+            assert!(
+                Instant::now() < deadline,
+                "the rotation never reached the other manager"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    #[actix_rt::test]
+    async fn an_unknown_kid_reloads_the_ring_once_and_finds_a_key_rotated_elsewhere() {
+        let (one, other) = two_managers(KeyManagerConfig::default());
+        ensured(&other, "acme").await;
+        ensured(&one, "acme").await;
+        let rotated = one
+            .send(Rotate {
+                tenant: "acme".into(),
+                if_kid: None,
+                grace: None,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        let ring = other
+            .send(refresh("acme", RefreshReason::UnknownKid, Some(&rotated)))
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert!(ring.find(&rotated).is_some());
+    }
+
+    #[actix_rt::test]
+    async fn unknown_kids_reload_a_tenants_ring_at_most_once_a_second() {
+        let share = Flaky::default();
+        let km = manager_over(share.clone(), &MasterKey::generate());
+        let health = km.share_health();
+        let km = km.start();
+        ensured(&km, "acme").await;
+        for _ in 0..3 {
+            km.send(refresh("acme", RefreshReason::UnknownKid, Some("forged")))
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        assert_eq!(health.refreshes(RefreshReason::UnknownKid), 1);
+    }
+
+    #[actix_rt::test]
+    async fn a_kid_the_held_ring_has_is_answered_without_asking_the_share() {
+        let share = Flaky::default();
+        let km = manager_over(share.clone(), &MasterKey::generate());
+        let health = km.share_health();
+        let km = km.start();
+        let kid = ensured_kid(&km, "acme").await;
+        share.set_down(true);
+        let ring = km
+            .send(refresh("acme", RefreshReason::UnknownKid, Some(&kid)))
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(ring.active().kid(), kid);
+        assert_eq!(health.failures(), 0);
+    }
+
+    #[actix_rt::test]
+    async fn the_share_is_failing_from_a_failed_call_until_the_next_answered_one() {
+        let share = Flaky::default();
+        let km = manager_over(share.clone(), &MasterKey::generate());
+        let health = km.share_health();
+        let km = km.start();
+        ensured(&km, "acme").await;
+        assert_eq!(health.failing(), None);
+        share.set_down(true);
+        let refreshed = km
+            .send(refresh("acme", RefreshReason::Announced, None))
+            .await
+            .unwrap();
+        assert!(refreshed.is_err());
+        assert!(health.failing().is_some());
+        share.set_down(false);
+        km.send(refresh("acme", RefreshReason::Announced, None))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(health.failing(), None);
     }
 }

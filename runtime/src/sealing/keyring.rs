@@ -136,6 +136,44 @@ impl KeyRing {
             .find(|key| key.kid() == kid)
     }
 
+    /// Whether both rings hold the same keys (by kid), in the same places, with the same
+    /// retire times: whether a worker holding one would seal and open as with the other.
+    pub fn same_keys(&self, other: &KeyRing) -> bool {
+        self.active.kid() == other.active.kid()
+            && self.verify_only.len() == other.verify_only.len()
+            && self
+                .verify_only
+                .iter()
+                .zip(&other.verify_only)
+                .all(|((a, at), (b, bt))| a.kid() == b.kid() && at == bt)
+    }
+
+    /// This ring with the keys of `held` that it lacks and that are not retired at `now`,
+    /// added as verify-only (`held`'s active key until `now + grace`); `None` when it lacks
+    /// none. A share that lost its rings (a Redis restarted without persistence) and was
+    /// filled again by another process lacks the keys this process sealed with: adding them
+    /// back keeps every state in flight openable.
+    #[must_use]
+    pub fn with_lost_keys(&self, held: &KeyRing, now: u64, grace_secs: u64) -> Option<KeyRing> {
+        let lost: Vec<(Arc<StateKey>, u64)> =
+            std::iter::once((&held.active, now.saturating_add(grace_secs)))
+                .chain(held.verify_only.iter().map(|(key, at)| (key, *at)))
+                .filter(|(key, retire_after)| {
+                    *retire_after >= now && self.find(key.kid()).is_none()
+                })
+                .map(|(key, retire_after)| (Arc::clone(key), retire_after))
+                .collect();
+        if lost.is_empty() {
+            return None;
+        }
+        let mut verify_only = self.verify_only.clone();
+        verify_only.extend(lost);
+        Some(KeyRing {
+            active: Arc::clone(&self.active),
+            verify_only,
+        })
+    }
+
     /// Whether [`KeyRing::pruned`] at `now` would drop anything.
     pub(crate) fn has_retired(&self, now: u64) -> bool {
         self.verify_only
@@ -226,6 +264,42 @@ mod tests {
         assert_eq!(ring.active().kid(), "b");
         assert_eq!(ring.find("a").map(StateKey::seals), Some(7));
         assert_eq!(ring.verify_only()[0].1, 100);
+    }
+
+    #[test]
+    fn rings_with_the_same_kids_and_retire_times_have_the_same_keys() {
+        let ring = KeyRing::new(key("a")).rotated(key("b"), 100);
+        assert!(ring.same_keys(&KeyRing::new(key("a")).rotated(key("b"), 100)));
+        assert!(!ring.same_keys(&KeyRing::new(key("a")).rotated(key("b"), 200)));
+        assert!(!ring.same_keys(&KeyRing::new(key("b"))));
+        assert!(!ring.same_keys(&KeyRing::new(key("x")).rotated(key("b"), 100)));
+    }
+
+    #[test]
+    fn keys_held_but_lost_by_the_share_come_back_as_verify_only() {
+        let stored = KeyRing::new(key("theirs"));
+        let held = KeyRing::new(key("old")).rotated(key("mine"), 500);
+        let merged = stored
+            .with_lost_keys(&held, 400, 60)
+            .expect("keys were lost");
+        assert_eq!(merged.active().kid(), "theirs");
+        let retire = |kid: &str| {
+            merged
+                .verify_only()
+                .iter()
+                .find(|(k, _)| k.kid() == kid)
+                .map(|(_, at)| *at)
+        };
+        assert_eq!(retire("mine"), Some(460));
+        assert_eq!(retire("old"), Some(500));
+    }
+
+    #[test]
+    fn retired_keys_are_not_brought_back_and_a_ring_lacking_nothing_is_left_as_it_is() {
+        let held = KeyRing::new(key("old")).rotated(key("mine"), 100);
+        let stored = KeyRing::new(key("mine"));
+        assert!(stored.with_lost_keys(&held, 101, 60).is_none());
+        assert!(held.with_lost_keys(&held, 50, 60).is_none());
     }
 
     #[test]

@@ -58,8 +58,9 @@ pub use claims::Claims;
 pub use codec::{StateKey, ROTATE_AFTER_SEALS};
 pub use error::{OpenError, SealError};
 pub use key_manager::{
-    EnsureTenant, KeyManager, KeyManagerConfig, KeyRingsChanged, Rotate, SetTenantGrace,
-    ShareFailureCount, Snapshot, Subscribe, PRUNE_EVERY, ROTATE_EVERY, TICK_EVERY,
+    EnsureTenant, KeyManager, KeyManagerConfig, KeyRingsChanged, Refresh, RefreshReason, Rotate,
+    SetTenantGrace, ShareHealth, Snapshot, Subscribe, PRUNE_EVERY, ROTATE_EVERY, TICK_EVERY,
+    UNKNOWN_KID_REFRESH_EVERY,
 };
 pub use keyring::{KeyRing, KeyRings};
 pub use master_key::{MasterKey, MasterKeyError, WrapFailed, MASTER_KEY_LEN};

@@ -123,7 +123,7 @@ impl McpService {
         registry.register_collector(Box::new(Gathered {
             legacy_sessions: legacy.sessions.clone(),
             audit: runtime.audit.clone(),
-            key_share_failures: keys.as_ref().map(|k| k.share_failures.clone()),
+            key_share: keys.as_ref().map(|k| k.share_health.clone()),
         }));
         Arc::new(Self {
             directory,
