@@ -1,7 +1,7 @@
 //! [`RedisKeyShare`]: tenants' wrapped key rings in Redis, shared by every worker of a fleet.
 //!
-//! A ring is a hash, `{prefix}:key-ring:{tenant}`, with two fields: `version` (a counter from
-//! 1) and `ring` (the [`WrappedRing`] as JSON; every key in it is wrapped under the master
+//! A ring is a hash, `{prefix}:key-ring:{tenant}`, with two fields: `version` (a counter,
+//! from one) and `ring` (the [`WrappedRing`] as JSON; every key in it is wrapped under the master
 //! key, so Redis never holds one in the clear). A store is one Lua script, so it is atomic: it
 //! writes only if `version` is still the one read (none, for a new ring), and in the same
 //! step publishes the tenant's slug on `{prefix}:key-rings`, which every worker's
