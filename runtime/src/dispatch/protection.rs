@@ -12,7 +12,7 @@ use std::time::SystemTime;
 use actix::Recipient;
 
 use crate::handler::TenantSettings;
-use crate::protocol::{AnswerSchemas, InputRequests, McpError};
+use crate::protocol::{AnswerSchemas, ErrorCode, InputRequests, McpError};
 use crate::sealing::{
     self, Binding, Claim, ClaimRefused, KeyRing, Payload, ReplayCache, Rotate, SealError,
     SealPolicy,
@@ -152,6 +152,10 @@ impl Protection {
                 tracing::warn!("the replay record is full: single-use state refused");
                 Err(McpError::rate_limited(retry_after))
             }
+            Err(ClaimRefused::Unavailable) => {
+                tracing::warn!("the shared replay record is unreachable: single-use state refused");
+                Err(replay_unavailable())
+            }
         }
     }
 
@@ -164,6 +168,16 @@ impl Protection {
 /// The message of a single-use state presented again (-32602).
 pub(crate) const REPLAYED_STATE: &str =
     "requestState already used: this tool completes each state once; start the call again";
+
+/// -31503 (HTTP 503, `Retry-After: 1`): a single-use state cannot be claimed while the shared
+/// record is unreachable; the client may retry, and nothing ran.
+fn replay_unavailable() -> McpError {
+    McpError::new(
+        ErrorCode::OverCapacity,
+        "Single-use requestState cannot be checked right now; try again shortly",
+    )
+    .with_data(serde_json::json!({ "retryAfterMs": 1000 }))
+}
 
 /// The wire error for a state that could not be sealed. A state over `max_state_bytes` is the
 /// request's doing: what a handler carries forward comes from the arguments and answers it

@@ -11,8 +11,12 @@
 //!   `KeyManager` reload the ring that changed.
 //! - `replay`: [`RedisReplayCache`], the single-use record shared by the fleet.
 
+mod announcements;
 mod connection;
 mod key_share;
+mod replay;
 
+pub use announcements::follow_key_rings;
 pub use connection::{Redis, RedisErrorCount, RedisUrlError, CALL_TIMEOUT};
 pub use key_share::RedisKeyShare;
+pub use replay::RedisReplayCache;

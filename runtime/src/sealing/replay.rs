@@ -11,8 +11,9 @@
 //! A state is identified by the SHA-256 digest of its sealed token, and remembered until the
 //! token could no longer open (its expiry plus the clock skew), then forgotten.
 //!
-//! [`ReplayCache`] is the seam for a record shared between processes (the scale-out issue puts
-//! Redis behind it); [`MemoryReplayCache`] is this process's, bounded in bytes. When it is
+//! [`ReplayCache`] is the seam for a record shared between processes (`crate::redis`'s
+//! `RedisReplayCache`, with `ROUNDTRIP_REDIS_URL`); [`MemoryReplayCache`] is this process's,
+//! bounded in bytes. When it is
 //! full it refuses new claims until entries expire rather than forget live ones early, which
 //! would reopen exactly the replay it exists to stop.
 
@@ -44,6 +45,10 @@ pub enum ClaimRefused {
         /// When the earliest entry expires and frees room.
         retry_after: Duration,
     },
+    /// A record shared between processes could not be reached: the state is refused rather
+    /// than risk running it twice.
+    #[error("the replay record is unavailable")]
+    Unavailable,
 }
 
 /// Where claimed states are recorded.
