@@ -2,9 +2,11 @@
 //! the KeyManager on its own arbiter, the audit log, the MCP service and the admin API) and
 //! starts the HTTP server. Tests call [`start_with`] with port 0 and a store of their own.
 //!
-//! Key rings: [`start`] keeps them in the tenant store ([`StoreKeyShare`]), wrapped under the
-//! master key ([`crate::master_key`]), so a restart keeps every state in flight openable;
-//! [`start_with`] keeps them in memory, for tests; [`start_sharing`] takes any share.
+//! Key rings: [`start`] keeps them in Redis when `ROUNDTRIP_REDIS_URL` is set
+//! ([`RedisKeyShare`], changes announced to every worker, single-use claims shared too), else
+//! in the tenant store ([`StoreKeyShare`]); either way wrapped under the master key
+//! ([`crate::master_key`]), so a restart keeps every state in flight openable. [`start_with`]
+//! keeps them in memory, for tests; [`start_sharing`] takes any share.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,9 +17,10 @@ use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
 use roundtrip_runtime::metrics::Metrics;
+use roundtrip_runtime::redis::{follow_key_rings, Redis, RedisKeyShare, RedisReplayCache};
 use roundtrip_runtime::sealing::{
-    EnsureTenant, KeyManager, KeyShare, LocalKeyShare, MasterKey, MemoryReplayCache, RingError,
-    SealPolicy, Snapshot,
+    EnsureTenant, KeyManager, KeyManagerConfig, KeyShare, LocalKeyShare, MasterKey,
+    MemoryReplayCache, RingError, SealPolicy, Snapshot,
 };
 use roundtrip_runtime::tenancy::TenantDirectory;
 use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
@@ -32,6 +35,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::catalogs;
 use crate::config::Config;
+
+/// How often each KeyManager reloads every ring it holds from the share, whatever it was
+/// told: the fallback for a lost announcement, and how a fleet on a shared SQL store (no
+/// announcements) learns of another worker's rotation.
+const KEY_REFRESH_EVERY: Duration = Duration::from_secs(30);
 
 /// A running server.
 pub struct Running {
@@ -72,15 +80,44 @@ pub async fn open_sql_store(config: &Config) -> anyhow::Result<SqlStore> {
         .with_context(|| format!("opening the tenant store ({})", scheme_of(&url)))
 }
 
-/// Where `serve` and `stdio` keep key rings: in the tenant store, wrapped under the master
-/// key, its queries run on the current runtime (the process's main one).
-pub fn store_keys(
-    config: &Config,
-    store: &SqlStore,
-) -> anyhow::Result<(Arc<dyn KeyShare>, MasterKey)> {
+/// Where a process keeps its key rings, and what else its fleet shares.
+pub struct KeySharing {
+    /// Where the rings are kept, wrapped under `master`.
+    pub share: Arc<dyn KeyShare>,
+    pub master: MasterKey,
+    /// Redis, when configured: it keeps the rings (`share` is over it), announces their
+    /// changes, and holds the single-use record.
+    pub redis: Option<Redis>,
+}
+
+impl KeySharing {
+    /// Rings in `share` under `master`, nothing else shared.
+    pub fn unshared(share: Arc<dyn KeyShare>, master: MasterKey) -> KeySharing {
+        KeySharing {
+            share,
+            master,
+            redis: None,
+        }
+    }
+}
+
+/// Where `serve` and `stdio` keep key rings, wrapped under the master key: in Redis when
+/// `redis_url` is set (connected now, on the current runtime: the process's main one), else
+/// in the tenant store, its queries run on the current runtime.
+pub async fn key_sharing(config: &Config, store: &SqlStore) -> anyhow::Result<KeySharing> {
     let master = crate::master_key::resolve(config)?;
-    let share = StoreKeyShare::new(store.clone(), tokio::runtime::Handle::current());
-    Ok((Arc::new(share), master))
+    let Some(url) = &config.redis_url else {
+        let share = StoreKeyShare::new(store.clone(), tokio::runtime::Handle::current());
+        return Ok(KeySharing::unshared(Arc::new(share), master));
+    };
+    let redis = Redis::connect(url)
+        .await
+        .context("connecting to Redis (ROUNDTRIP_REDIS_URL)")?;
+    Ok(KeySharing {
+        share: Arc::new(RedisKeyShare::new(redis.clone())),
+        master,
+        redis: Some(redis),
+    })
 }
 
 /// The URL's scheme only: the rest may hold a password.
@@ -150,16 +187,20 @@ impl Dispatching {
     }
 }
 
-/// Builds [`Dispatching`] inside the current actix System, its key rings kept in `share`
-/// wrapped under `master`: this process's own ([`LocalKeyShare`]), or one other processes
-/// share. Refuses first a process byte budget the machine cannot give (both `serve` and
-/// `stdio` come through here), then a master key that does not open the stored rings.
+/// Builds [`Dispatching`] inside the current actix System, its key rings kept as `keys` says:
+/// this process's own ([`LocalKeyShare`]), or a share other processes use too. Refuses first
+/// a process byte budget the machine cannot give (both `serve` and `stdio` come through
+/// here), then a master key that does not open the stored rings.
 pub async fn dispatching(
     config: &Config,
     registry: &TenantRegistry,
-    share: Arc<dyn KeyShare>,
-    master: MasterKey,
+    keys: KeySharing,
 ) -> anyhow::Result<Dispatching> {
+    let KeySharing {
+        share,
+        master,
+        redis,
+    } = keys;
     config.budgets.check_machine()?;
     let policy = SealPolicy {
         ttl: Duration::from_secs(config.state.ttl_secs),
@@ -170,9 +211,20 @@ pub async fn dispatching(
     // The KeyManager gets its own thread: it is never on a request's path (workers hold
     // snapshots it pushes), and rotation must not stall a worker.
     let key_arbiter = Arbiter::new();
-    let manager = KeyManager::new(policy.clone(), share, master);
+    let rotation = KeyManagerConfig {
+        refresh_every: Some(KEY_REFRESH_EVERY),
+        ..KeyManagerConfig::default()
+    };
+    let manager = KeyManager::with_config(policy.clone(), rotation, share, master);
     let share_health = manager.share_health();
     let key_manager = KeyManager::start_in_arbiter(&key_arbiter.handle(), move |_| manager);
+    if let Some(redis) = &redis {
+        // On the KeyManager's thread: it stops with it.
+        key_arbiter.spawn(follow_key_rings(
+            redis.clone(),
+            key_manager.clone().recipient(),
+        ));
+    }
     registry.tell_state_ttls(key_manager.clone().recipient(), policy.clock_skew);
     for slug in registry.slugs() {
         let ensured = key_manager
@@ -206,8 +258,14 @@ pub async fn dispatching(
         // Set by the HTTP server, which has the registry and the audit log.
         limiter: None,
         audit: None,
-        replay: Arc::new(MemoryReplayCache::new(config.replay.max_bytes)),
-        metrics: Metrics::default(),
+        replay: match &redis {
+            Some(redis) => Arc::new(RedisReplayCache::new(redis.clone())),
+            None => Arc::new(MemoryReplayCache::new(config.replay.max_bytes)),
+        },
+        metrics: match &redis {
+            Some(redis) => Metrics::default().counting_redis_errors(redis.error_count()),
+            None => Metrics::default(),
+        },
     };
     Ok(Dispatching {
         runtime,
@@ -225,12 +283,12 @@ pub async fn dispatching(
 pub async fn start(config: &Config) -> anyhow::Result<Running> {
     config.validate()?;
     let sql = open_sql_store(config).await?;
-    let (share, master) = store_keys(config, &sql)?;
+    let keys = key_sharing(config, &sql).await?;
     let store: Arc<dyn Store> = Arc::new(sql);
     let generated_demo_key = seed(store.as_ref(), config).await?;
     let registry = Arc::new(TenantRegistry::new(store, Arc::new(catalogs::Compiled)));
     registry.load().await.context("reading the tenants")?;
-    start_sharing(config, registry, generated_demo_key, share, master).await
+    start_fleet(config, registry, generated_demo_key, keys).await
 }
 
 /// Starts the server for the tenants of `registry` (loaded), with key rings of its own, in
@@ -254,12 +312,24 @@ pub async fn start_sharing(
     share: Arc<dyn KeyShare>,
     master: MasterKey,
 ) -> anyhow::Result<Running> {
+    let keys = KeySharing::unshared(share, master);
+    start_fleet(config, registry, generated_demo_key, keys).await
+}
+
+/// Starts the server for the tenants of `registry`, its key rings and what else the fleet
+/// shares as `keys` says.
+pub async fn start_fleet(
+    config: &Config,
+    registry: Arc<TenantRegistry>,
+    generated_demo_key: Option<ApiKey>,
+    keys: KeySharing,
+) -> anyhow::Result<Running> {
     config.validate()?;
     let Dispatching {
         mut runtime,
         keys,
         key_arbiter,
-    } = dispatching(config, &registry, share, master).await?;
+    } = dispatching(config, &registry, keys).await?;
     let background = CancellationToken::new();
     registry.follow(
         Duration::from_millis(config.tenants.follow_ms),

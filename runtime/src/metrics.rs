@@ -21,6 +21,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use crate::legacy::sessions::Sessions;
+use crate::redis::RedisErrorCount;
 use crate::sealing::{RefreshReason, ShareHealth};
 use crate::tenancy::AuditSink;
 
@@ -88,6 +89,8 @@ pub struct Metrics {
     notifications: Counter,
     rejected_http: Counter,
     streams_open: Gauge,
+    /// The Redis connection's failures, read at each scrape, when Redis is configured.
+    redis_errors: Option<RedisErrorCount>,
 }
 
 impl Default for Metrics {
@@ -103,11 +106,26 @@ impl Default for Metrics {
             notifications: Counter::default(),
             rejected_http: Counter::default(),
             streams_open: Gauge::default(),
+            redis_errors: None,
         }
     }
 }
 
 impl Metrics {
+    /// These metrics, with the failures of the process's Redis connection among them
+    /// (`roundtrip_redis_errors_total`).
+    pub fn counting_redis_errors(self, errors: RedisErrorCount) -> Metrics {
+        Metrics {
+            redis_errors: Some(errors),
+            ..self
+        }
+    }
+
+    /// The Redis failures counted, when Redis is configured.
+    pub(crate) fn redis_errors(&self) -> Option<RedisErrorCount> {
+        self.redis_errors.clone()
+    }
+
     /// A reply with `outcome` that reached its client, or (`cancelled`) a request whose
     /// client went away first.
     pub(crate) fn record_reply(&self, outcome: &'static str) {
@@ -202,6 +220,7 @@ pub(crate) struct Gathered {
     pub(crate) legacy_sessions: Arc<Sessions>,
     pub(crate) audit: Option<Arc<dyn AuditSink>>,
     pub(crate) key_share: Option<ShareHealth>,
+    pub(crate) redis_errors: Option<RedisErrorCount>,
 }
 
 impl Collector for Gathered {
@@ -231,6 +250,14 @@ impl Collector for Gathered {
                 ConstCounter::new(share.refreshes(reason))
                     .encode(family.encode_family(&labels)?)?;
             }
+        }
+        if let Some(errors) = &self.redis_errors {
+            ConstCounter::new(errors.get()).encode(encoder.encode_descriptor(
+                "roundtrip_redis_errors",
+                "Calls to Redis that failed or timed out, and subscriptions that dropped",
+                None,
+                MetricType::Counter,
+            )?)?;
         }
         if let Some(audit) = &self.audit {
             let tally = audit.tally();

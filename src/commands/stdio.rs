@@ -29,7 +29,7 @@ pub fn run(config: Config, args: &StdioArgs) -> anyhow::Result<()> {
         // stdio server (editors do, on a crash or a reload) still has its states in flight
         // open, and `stdio` and `serve` on one store open each other's states. Keeping them
         // in memory would save only the master key file, which `serve` makes anyway.
-        let (share, master) = wiring::store_keys(&config, &sql)?;
+        let keys = wiring::key_sharing(&config, &sql).await?;
         let store: Arc<dyn roundtrip_tenants::Store> = Arc::new(sql);
         if let Some(key) = wiring::seed(store.as_ref(), &config).await? {
             eprintln!("roundtrip: demo API key (shown once): {}", key.secret);
@@ -50,7 +50,7 @@ pub fn run(config: Config, args: &StdioArgs) -> anyhow::Result<()> {
             Duration::from_millis(config.tenants.follow_ms),
             following.clone(),
         );
-        let dispatching = wiring::dispatching(&config, &registry, share, master).await?;
+        let dispatching = wiring::dispatching(&config, &registry, keys).await?;
         tracing::info!(tenant = tenant.slug(), "serving over stdio");
         let server = Stdio {
             tenant,

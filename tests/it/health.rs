@@ -235,3 +235,29 @@ async fn a_rotation_the_key_share_cannot_store_answers_503_and_is_counted_on_met
     assert_eq!(metric(&scrape(&server).await, series), 1);
     server.stop().await;
 }
+
+#[actix_web::test]
+async fn while_the_key_share_fails_readyz_stays_200_and_says_degraded_with_the_reason() {
+    let fleet = LocalKeyShare::new();
+    let master = MasterKey::generate();
+    Server::start_sharing(Arc::new(fleet.clone()), master.clone(), |_| {})
+        .await
+        .stop()
+        .await;
+    let server = Server::start_sharing(Arc::new(ReadOnly(fleet)), master, |_| {}).await;
+    let ready = server.http(Method::GET, "/readyz").send_unchecked().await;
+    assert_eq!(ready.json()["status"], "ready", "{ready:?}");
+    server
+        .admin(Method::POST, "/tenants/lab/state-keys/rotate")
+        .send_unchecked()
+        .await;
+    let degraded = server.http(Method::GET, "/readyz").send_unchecked().await;
+    assert_eq!(degraded.status, 200, "{degraded:?}");
+    assert_eq!(degraded.json()["status"], "degraded", "{degraded:?}");
+    let reason = degraded.json()["reasons"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(reason.contains("key share"), "{reason}");
+    server.stop().await;
+}

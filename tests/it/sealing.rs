@@ -7,7 +7,7 @@ use std::time::Duration;
 use std::sync::{Arc, Mutex};
 
 use roundtrip_runtime::sealing::{
-    KeyRing, KeyShare, LocalKeyShare, MasterKey, ShareError, Stored, Version, WrappedRing,
+    kid_of, KeyRing, KeyShare, LocalKeyShare, MasterKey, ShareError, Stored, Version, WrappedRing,
 };
 use serde_json::{json, Value};
 
@@ -244,6 +244,46 @@ async fn a_state_sealed_by_one_process_opens_on_another_that_shares_its_key_ring
     let one = Server::start_sharing(Arc::new(fleet.clone()), master.clone(), |_| {}).await;
     let other = Server::start_sharing(Arc::new(fleet), master, |_| {}).await;
     let (first, state) = first_round(&one, LAB, json!({})).await;
+    let done = other
+        .send(LAB, &retry(&first, 2, answer(), Some(&state)))
+        .await
+        .result();
+    assert_eq!(done["resultType"], "complete");
+    one.stop().await;
+    other.stop().await;
+}
+
+#[actix_web::test]
+async fn a_state_under_a_key_rotated_on_another_process_opens_before_any_refresh_there() {
+    let fleet = LocalKeyShare::new();
+    let master = MasterKey::generate();
+    let one = Server::start_sharing(Arc::new(fleet.clone()), master.clone(), |_| {}).await;
+    let other = Server::start_sharing(Arc::new(fleet), master, |_| {}).await;
+    // `other` holds the ring from before the rotation: a shared store announces nothing, and
+    // its periodic refresh is 30 s away.
+    let rotated = one
+        .admin(
+            actix_web::http::Method::POST,
+            "/tenants/lab/state-keys/rotate",
+        )
+        .send_unchecked()
+        .await
+        .problem_or_json()["kid"]
+        .as_str()
+        .expect("the new kid")
+        .to_owned();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let (first, state) = loop {
+        let (first, state) = first_round(&one, LAB, json!({})).await;
+        if kid_of(&state) == Some(rotated.as_str()) {
+            break (first, state);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "one never sealed under {rotated}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
     let done = other
         .send(LAB, &retry(&first, 2, answer(), Some(&state)))
         .await

@@ -82,7 +82,7 @@ pub(crate) async fn run(
     };
     let opened = match token {
         None => Opened::default(),
-        Some(token) => protection.open(&binding(), token)?,
+        Some(token) => protection.open(&binding(), token).await?,
     };
     tracing::Span::current().record("round", opened.round);
     call.round

@@ -14,9 +14,18 @@ use actix::Recipient;
 use crate::handler::TenantSettings;
 use crate::protocol::{AnswerSchemas, ErrorCode, InputRequests, McpError};
 use crate::sealing::{
-    self, Binding, Claim, ClaimRefused, KeyRing, Payload, ReplayCache, Rotate, SealError,
-    SealPolicy,
+    self, Binding, Claim, ClaimRefused, Claims, KeyRing, OpenError, Payload, Refresh,
+    RefreshReason, ReplayCache, Rotate, SealError, SealPolicy,
 };
+
+/// Where a sealed request reaches the KeyManager, without waiting on it on the usual path: to
+/// ask for a rotation once its key has sealed enough, or to reload a ring that lacks the kid
+/// a token was sealed under (the one time a request waits on it). Made once per worker.
+#[derive(Debug)]
+pub(crate) struct KeyRequests {
+    pub(crate) rotate: Recipient<Rotate>,
+    pub(crate) refresh: Recipient<Refresh>,
+}
 
 /// How this request's state is protected.
 #[derive(Debug, Clone)]
@@ -27,8 +36,9 @@ pub(crate) enum Protection {
     Sealed {
         policy: SealPolicy,
         ring: Arc<KeyRing>,
-        /// Told when the ring's active key has sealed enough to be rotated.
-        rotation: Rc<Recipient<Rotate>>,
+        /// Told when the ring's active key has sealed enough to be rotated, and asked for
+        /// the ring again when it lacks a kid.
+        keys: Rc<KeyRequests>,
     },
 }
 
@@ -52,27 +62,36 @@ impl Protection {
         policy: &SealPolicy,
         settings: &TenantSettings,
         ring: Arc<KeyRing>,
-        rotation: Rc<Recipient<Rotate>>,
+        keys: Rc<KeyRequests>,
     ) -> Protection {
         let mut policy = policy.clone();
         if let Some(ttl) = settings.state_ttl {
             policy.ttl = ttl;
         }
-        Protection::Sealed {
-            policy,
-            ring,
-            rotation,
-        }
+        Protection::Sealed { policy, ring, keys }
     }
 
-    pub(crate) fn open(&self, binding: &Binding<'_>, token: &str) -> Result<Opened, McpError> {
+    /// Opens `token` for `binding`. A token under a kid the held ring lacks (sealed by another
+    /// worker just after a rotation this one has not heard of yet) has the KeyManager reload
+    /// the ring once, and is opened with what it finds.
+    pub(crate) async fn open(
+        &self,
+        binding: &Binding<'_>,
+        token: &str,
+    ) -> Result<Opened, McpError> {
         match self {
             Protection::PassThrough => Ok(Opened {
                 state: Some(token.to_owned()),
                 ..Opened::default()
             }),
-            Protection::Sealed { policy, ring, .. } => {
-                match sealing::open(ring, policy, binding, token, SystemTime::now()) {
+            Protection::Sealed { policy, ring, keys } => {
+                let opened = match sealing::open(ring, policy, binding, token, SystemTime::now()) {
+                    Err(OpenError::UnknownKey) => {
+                        open_after_refresh(keys, policy, binding, token).await
+                    }
+                    opened => opened,
+                };
+                match opened {
                     Ok(claims) => Ok(Opened {
                         state: claims.state,
                         round: claims.round,
@@ -100,11 +119,7 @@ impl Protection {
     ) -> Result<Option<String>, McpError> {
         match self {
             Protection::PassThrough => Ok(state.map(str::to_owned)),
-            Protection::Sealed {
-                policy,
-                ring,
-                rotation,
-            } => {
+            Protection::Sealed { policy, ring, keys } => {
                 let schemas = AnswerSchemas::of(requests);
                 let payload = Payload {
                     round,
@@ -117,7 +132,7 @@ impl Protection {
                     // Random nonces are safe for a bounded number of seals per key: the first
                     // worker to see the limit asks once (and `if_kid` makes a late ask a
                     // no-op). The grace covers this tenant's own state lifetime.
-                    rotation.do_send(Rotate {
+                    keys.rotate.do_send(Rotate {
                         tenant: binding.tenant.to_owned(),
                         if_kid: Some(ring.active().kid().to_owned()),
                         grace: Some(policy.ttl + policy.clock_skew),
@@ -162,6 +177,30 @@ impl Protection {
     /// Sealed states carry a round counter; pass-through ones cannot.
     pub(crate) fn counts_rounds(&self) -> bool {
         matches!(self, Protection::Sealed { .. })
+    }
+}
+
+/// Opens `token`, whose kid the held ring lacks, with the tenant's ring as the KeyManager
+/// reloads it (at most once a second per tenant: a forged kid costs a message, not a read of
+/// the share).
+async fn open_after_refresh(
+    keys: &KeyRequests,
+    policy: &SealPolicy,
+    binding: &Binding<'_>,
+    token: &str,
+) -> Result<Claims, OpenError> {
+    let kid = sealing::kid_of(token).ok_or(OpenError::Malformed)?;
+    let refreshed = keys
+        .refresh
+        .send(Refresh {
+            tenant: binding.tenant.to_owned(),
+            reason: RefreshReason::UnknownKid,
+            kid: Some(kid.to_owned()),
+        })
+        .await;
+    match refreshed {
+        Ok(Ok(Some(ring))) => sealing::open(&ring, policy, binding, token, SystemTime::now()),
+        _ => Err(OpenError::UnknownKey),
     }
 }
 

@@ -12,17 +12,17 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Poll;
 
-use actix::{Addr, Recipient};
+use actix::Addr;
 use futures_util::future::Either;
 
 use super::call::Call;
 use super::config::RuntimeConfig;
 use super::pipeline::dispatch;
-use super::protection::Protection;
+use super::protection::{KeyRequests, Protection};
 use super::reply::Reply;
 use super::stamp;
 use crate::protocol::McpError;
-use crate::sealing::{EnsureTenant, KeyManager, KeyRings, Rotate, SetTenantGrace, ShareHealth};
+use crate::sealing::{EnsureTenant, KeyManager, KeyRings, SetTenantGrace, ShareHealth};
 
 /// What a sealing worker starts with: the KeyManager (rings of tenants created later,
 /// rotation, updates) and the rings current at start-up.
@@ -32,7 +32,7 @@ pub struct StateKeys {
     pub key_manager: Addr<KeyManager>,
     /// Every tenant's ring at start-up.
     pub rings: KeyRings,
-    /// How often the KeyManager's share failed, for `/metrics`.
+    /// How the KeyManager's share is doing, for `/metrics` and `/readyz`.
     pub share_health: ShareHealth,
 }
 
@@ -55,10 +55,10 @@ struct Shared {
     config: Arc<RuntimeConfig>,
     /// `None` when this worker does not seal.
     key_manager: Option<Addr<KeyManager>>,
-    /// Where a sealed request asks for a rotation: made once, shared by every request's
+    /// Where a sealed request reaches the KeyManager: made once, shared by every request's
     /// protection (cloning an actix address per request cost two allocations and three
     /// atomic operations).
-    rotation: Option<Rc<Recipient<Rotate>>>,
+    rotation: Option<Rc<KeyRequests>>,
     /// The policy view: every tenant's key ring, as the KeyManager last pushed it.
     rings: RefCell<KeyRings>,
 }
@@ -70,9 +70,12 @@ impl WorkerState {
             Some(k) => (Some(k.key_manager), k.rings),
             None => (None, KeyRings::default()),
         };
-        let rotation = key_manager
-            .as_ref()
-            .map(|km| Rc::new(km.clone().recipient()));
+        let rotation = key_manager.as_ref().map(|km| {
+            Rc::new(KeyRequests {
+                rotate: km.clone().recipient(),
+                refresh: km.clone().recipient(),
+            })
+        });
         Self(Rc::new(Shared {
             config,
             key_manager,
@@ -218,7 +221,7 @@ async fn after_the_ready_tasks() {
 /// staying. The tenant's own state lifetime becomes its rotation grace first. The
 /// KeyManager pushes the new ring to every worker's Dispatcher as well.
 async fn fetch_ring(
-    keys: Option<(Addr<KeyManager>, Rc<Recipient<Rotate>>)>,
+    keys: Option<(Addr<KeyManager>, Rc<KeyRequests>)>,
     call: &Call,
     config: &RuntimeConfig,
 ) -> Option<Protection> {

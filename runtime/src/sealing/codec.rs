@@ -228,6 +228,12 @@ pub(crate) fn seal_bytes(
 
 /// Splits a token into its kid and decoded blob. Anything but the exact format is
 /// [`OpenError::Malformed`]; the blob's contents are not checked here.
+/// The kid `token` names, if it is shaped like a token: which key of the ring it needs.
+pub fn kid_of(token: &str) -> Option<&str> {
+    let (kid, _) = token.strip_prefix(PREFIX)?.split_once('.')?;
+    is_kid(kid).then_some(kid)
+}
+
 pub(crate) fn split_token(token: &str) -> Result<(&str, Vec<u8>), OpenError> {
     let rest = token.strip_prefix(PREFIX).ok_or(OpenError::Malformed)?;
     let (kid, encoded) = rest.split_once('.').ok_or(OpenError::Malformed)?;

@@ -55,7 +55,7 @@ mod wrapped;
 pub use binding::{args_digest, ArgsDigest, Binding};
 pub(crate) use claims::unix_secs;
 pub use claims::Claims;
-pub use codec::{StateKey, ROTATE_AFTER_SEALS};
+pub use codec::{kid_of, StateKey, ROTATE_AFTER_SEALS};
 pub use error::{OpenError, SealError};
 pub use key_manager::{
     EnsureTenant, KeyManager, KeyManagerConfig, KeyRingsChanged, Refresh, RefreshReason, Rotate,

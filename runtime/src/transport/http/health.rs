@@ -1,5 +1,10 @@
 //! `/healthz` (the process answers), `/readyz` (it serves, and is not shutting down) and
 //! `/metrics` (OpenMetrics text, `crate::metrics`).
+//!
+//! A worker whose key share is down still serves (with the key rings it holds: states sealed
+//! before keep opening, and new ones are sealed), so `/readyz` stays 200 and says
+//! `"degraded"` with the reason: a load balancer must not take every worker out of service
+//! because Redis blinked. Only shutting down is 503.
 
 use actix_web::{web, HttpResponse};
 
@@ -16,6 +21,11 @@ pub(crate) async fn readyz(service: web::Data<McpService>) -> HttpResponse {
         HttpResponse::ServiceUnavailable()
             .content_type("application/json")
             .body(r#"{"status":"shutting down"}"#)
+    } else if let Some(reason) = service.keys.as_ref().and_then(|k| k.share_health.failing()) {
+        HttpResponse::Ok().json(serde_json::json!({
+            "status": "degraded",
+            "reasons": [format!("requestState key share unavailable, serving the key rings held: {reason}")],
+        }))
     } else {
         HttpResponse::Ok()
             .content_type("application/json")
