@@ -75,6 +75,9 @@ pub struct Config {
     /// single-use state claims and rate limits between worker processes. Unset: each process
     /// keeps its own, and key rings live in the tenant store.
     pub redis_url: Option<String>,
+    /// The prefix of every Redis key and channel this fleet uses (`ROUNDTRIP_REDIS_PREFIX`),
+    /// so several fleets can share one Redis. Letters, digits, `-`, `_`, `.`; 1 to 64.
+    pub redis_prefix: String,
     pub tenants: TenantsSettings,
     pub audit: AuditSettings,
     pub http: HttpSettings,
@@ -112,6 +115,7 @@ impl std::fmt::Debug for Config {
                 &self.master_key.as_ref().map(|_| "<redacted>"),
             )
             .field("redis_url", &self.redis_url.as_ref().map(|_| "<redacted>"))
+            .field("redis_prefix", &self.redis_prefix)
             .field("tenants", &self.tenants)
             .field("audit", &self.audit)
             .field("http", &self.http)
@@ -308,6 +312,7 @@ impl Default for Config {
             admin_token: None,
             master_key: None,
             redis_url: None,
+            redis_prefix: "roundtrip".into(),
             tenants: TenantsSettings::default(),
             audit: AuditSettings::default(),
             http: HttpSettings::default(),
@@ -400,6 +405,8 @@ pub enum InvalidConfig {
     /// Never carries the URL, which may hold a password.
     #[error("`redis_url` (ROUNDTRIP_REDIS_URL): {0}")]
     RedisUrl(#[source] RedisUrlError),
+    #[error("`redis_prefix` is {0:?}: use 1 to 64 letters, digits, `-`, `_` or `.`")]
+    RedisPrefix(String),
 }
 
 /// Longest idle time of a legacy session, and longest wait for one answer: a day.
@@ -492,6 +499,14 @@ impl Config {
         self.configured_master_key()?;
         if let Some(url) = &self.redis_url {
             Redis::check_url(url).map_err(InvalidConfig::RedisUrl)?;
+        }
+        let prefix_ok = (1..=64).contains(&self.redis_prefix.len())
+            && self
+                .redis_prefix
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        if !prefix_ok {
+            return Err(InvalidConfig::RedisPrefix(self.redis_prefix.clone()));
         }
 
         let http = &self.http;
@@ -659,6 +674,17 @@ mod tests {
             validated(|c| c.redis_url = Some("redis://127.0.0.1:6379".into())),
             Ok(())
         );
+    }
+
+    #[test]
+    fn a_redis_prefix_must_be_a_short_plain_name() {
+        for bad in ["", "has space", "a:b", &"x".repeat(65)] {
+            assert_eq!(
+                validated(|c| c.redis_prefix = bad.into()),
+                Err(InvalidConfig::RedisPrefix(bad.into()))
+            );
+        }
+        assert_eq!(validated(|c| c.redis_prefix = "fleet-1.eu_west".into()), Ok(()));
     }
 
     #[test]

@@ -112,7 +112,8 @@ pub async fn key_sharing(config: &Config, store: &SqlStore) -> anyhow::Result<Ke
     };
     let redis = Redis::connect(url)
         .await
-        .context("connecting to Redis (ROUNDTRIP_REDIS_URL)")?;
+        .context("connecting to Redis (ROUNDTRIP_REDIS_URL)")?
+        .with_prefix(&config.redis_prefix);
     Ok(KeySharing {
         share: Arc::new(RedisKeyShare::new(redis.clone())),
         master,
