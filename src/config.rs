@@ -684,7 +684,10 @@ mod tests {
                 Err(InvalidConfig::RedisPrefix(bad.into()))
             );
         }
-        assert_eq!(validated(|c| c.redis_prefix = "fleet-1.eu_west".into()), Ok(()));
+        assert_eq!(
+            validated(|c| c.redis_prefix = "fleet-1.eu_west".into()),
+            Ok(())
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod client;
 mod discovery;
 mod envelope;
 mod errors;
+mod fleet;
 mod gate;
 mod grants;
 mod h2c;

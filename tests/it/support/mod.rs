@@ -21,6 +21,7 @@ pub(crate) mod h2c_client;
 pub(crate) mod lab;
 pub(crate) mod legacy_client;
 mod protocol;
+pub(crate) mod redis_process;
 mod replies;
 mod requests;
 pub(crate) mod schema;

@@ -33,7 +33,12 @@ pub(crate) struct Serve {
 
 impl Serve {
     pub(crate) fn start(dir: &Path) -> Serve {
-        let mut child = command(dir)
+        Serve::start_command(command(dir))
+    }
+
+    /// Spawns `command` (from [`command`], with settings added) and waits until it listens.
+    pub(crate) fn start_command(mut command: Command) -> Serve {
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -66,6 +71,12 @@ impl Serve {
             .iter()
             .find_map(|l| l.split("): ").nth(1).filter(|_| l.contains("demo API key")))
             .map(|k| k.trim().to_owned())
+    }
+
+    /// Kills it at once (SIGKILL), as a crash would: nothing is closed gracefully.
+    pub(crate) fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     pub(crate) fn stop(mut self) {

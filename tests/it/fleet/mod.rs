@@ -1,0 +1,236 @@
+//! A fleet, as deployed: three `roundtrip serve` processes on one PostgreSQL schema and one
+//! Redis, behind a per-request round-robin balancer, with no sticky sessions. Every round of
+//! a call may land on another worker, and none of them may lose a flow: not when the rounds
+//! alternate workers, not when a key is rotated mid-traffic, not when a worker is killed, not
+//! when Redis restarts.
+
+mod balancer;
+mod workers;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use self::balancer::Balancer;
+use self::workers::{FleetSettings, ADMIN_TOKEN, DEMO_KEY};
+use crate::support::redis_process::RedisProcess;
+use crate::support::serve_process::Serve;
+use crate::support::{accept, mcp_headers, retry, tool_call};
+
+/// The machine's Redis (CI starts it).
+const REDIS: &str = "redis://127.0.0.1:6379";
+
+/// A fleet of `n` workers behind a balancer.
+struct Fleet {
+    workers: Vec<Option<Serve>>,
+    balancer: Balancer,
+}
+
+impl Fleet {
+    async fn start(settings: &FleetSettings, n: usize) -> Fleet {
+        let workers = settings.start(n);
+        let balancer = Balancer::start(workers.iter().map(|w| w.url.clone()).collect());
+        Fleet {
+            workers: workers.into_iter().map(Some).collect(),
+            balancer,
+        }
+    }
+
+    /// Kills worker `index` at once, as a crash would.
+    fn kill(&mut self, index: usize) {
+        if let Some(worker) = self.workers[index].take() {
+            worker.kill();
+        }
+    }
+
+    async fn stop(self) {
+        self.balancer.stop().await;
+        for worker in self.workers.into_iter().flatten() {
+            worker.stop();
+        }
+    }
+}
+
+fn client() -> awc::Client {
+    awc::Client::builder()
+        .timeout(Duration::from_secs(20))
+        .finish()
+}
+
+/// POSTs `body` to the demo tenant through the balancer; the JSON-RPC reply.
+async fn call(fleet: &Fleet, body: &Value) -> Value {
+    let mut req = client()
+        .post(format!("{}/t/demo/mcp", fleet.balancer.url))
+        .insert_header(("content-type", "application/json"))
+        .insert_header(("accept", "application/json, text/event-stream"))
+        .insert_header(("authorization", format!("Bearer {DEMO_KEY}")));
+    for (name, value) in mcp_headers(Some(body)) {
+        req = req.insert_header((name, value));
+    }
+    let mut resp = req.send_json(body).await.expect("the balancer answers");
+    let bytes = resp.body().limit(1 << 20).await.expect("a reply body");
+    serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| panic!("a JSON reply, not {}", String::from_utf8_lossy(&bytes)))
+}
+
+/// One whole `greet` flow, two rounds, each sent through the balancer: whether it completed
+/// with the answer given, and the reply that says why not.
+async fn greet_flow(fleet: &Fleet, id: u64) -> Result<(), Value> {
+    let first = tool_call(id, "greet", json!({}), json!({"elicitation": {}}));
+    let reply = call(fleet, &first).await;
+    let Some(state) = reply["result"]["requestState"].as_str() else {
+        return Err(reply);
+    };
+    let answers = json!({"user_name": accept(json!({"name": format!("Ada {id}")}))});
+    let done = call(fleet, &retry(&first, id + 1, answers, Some(state))).await;
+    if done["result"]["content"][0]["text"] == format!("Hello, Ada {id}!") {
+        Ok(())
+    } else {
+        Err(done)
+    }
+}
+
+/// Rotates the demo tenant's requestState key through the balancer, retrying for up to 10 s
+/// while the fleet answers 503 (its key share is not back yet); the new kid.
+async fn rotate_once_redis_is_back(fleet: &Fleet) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let resp = client()
+            .post(format!(
+                "{}/admin/v1/tenants/demo/state-keys/rotate",
+                fleet.balancer.url
+            ))
+            .insert_header(("authorization", format!("Bearer {ADMIN_TOKEN}")))
+            .send()
+            .await
+            .expect("the balancer answers");
+        if resp.status() != 503 || std::time::Instant::now() > deadline {
+            drop(resp);
+            return rotate(fleet).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Rotates the demo tenant's requestState key through the balancer; the new kid.
+async fn rotate(fleet: &Fleet) -> String {
+    let mut resp = client()
+        .post(format!(
+            "{}/admin/v1/tenants/demo/state-keys/rotate",
+            fleet.balancer.url
+        ))
+        .insert_header(("authorization", format!("Bearer {ADMIN_TOKEN}")))
+        .send()
+        .await
+        .expect("the balancer answers");
+    let body: Value = resp.json().await.expect("a JSON body");
+    assert!(resp.status().is_success(), "{body}");
+    body["kid"].as_str().expect("the new kid").to_owned()
+}
+
+#[actix_web::test]
+async fn modern_flows_whose_rounds_land_on_different_workers_complete() {
+    let settings = FleetSettings::new(REDIS).await;
+    let fleet = Fleet::start(&settings, 3).await;
+    for id in (0..30).map(|i| i * 2 + 1) {
+        greet_flow(&fleet, id).await.expect("the flow completes");
+    }
+    // Round-robin: each flow's two rounds went to two different workers.
+    let routes = fleet.balancer.answered_by();
+    assert_eq!(routes.len(), 60);
+    assert!(
+        routes.chunks(2).all(|pair| pair[0] != pair[1]),
+        "{routes:?}"
+    );
+    fleet.stop().await;
+    settings.remove().await;
+}
+
+#[actix_web::test]
+async fn a_key_rotation_in_the_middle_of_traffic_loses_no_flow() {
+    let settings = FleetSettings::new(REDIS).await;
+    let fleet = Fleet::start(&settings, 3).await;
+    let traffic = async {
+        let flows = (0..40).map(|i| greet_flow(&fleet, i * 2 + 1));
+        futures_util::future::join_all(flows).await
+    };
+    let rotations = async {
+        let mut kids = Vec::new();
+        for _ in 0..3 {
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            kids.push(rotate(&fleet).await);
+        }
+        kids
+    };
+    let (outcomes, kids) = futures_util::future::join(traffic, rotations).await;
+    let lost: Vec<_> = outcomes.into_iter().filter_map(Result::err).collect();
+    assert!(lost.is_empty(), "flows lost: {lost:?}");
+    assert_eq!(kids.len(), 3);
+    // After the rotations, a new flow still crosses workers.
+    greet_flow(&fleet, 1_001)
+        .await
+        .expect("a flow after the rotations completes");
+    fleet.stop().await;
+    settings.remove().await;
+}
+
+#[actix_web::test]
+async fn killing_a_worker_mid_traffic_loses_no_modern_flow() {
+    let settings = FleetSettings::new(REDIS).await;
+    let mut fleet = Fleet::start(&settings, 3).await;
+    for id in (0..10).map(|i| i * 2 + 1) {
+        greet_flow(&fleet, id).await.expect("the flow completes");
+    }
+    // A first round answered by worker 1, whose retry must now go elsewhere.
+    fleet.kill(1);
+    for id in (10..40).map(|i| i * 2 + 1) {
+        greet_flow(&fleet, id)
+            .await
+            .expect("the flow completes on the workers left");
+    }
+    fleet.stop().await;
+    settings.remove().await;
+}
+
+/// Runs `n` greet flows from `first_id` one after another; the replies of those lost.
+async fn flows(fleet: &Fleet, first_id: u64, n: u64) -> Vec<Value> {
+    let mut lost = Vec::new();
+    for id in (0..n).map(|i| first_id + i * 2) {
+        if let Err(reply) = greet_flow(fleet, id).await {
+            lost.push(reply);
+        }
+    }
+    lost
+}
+
+#[actix_web::test]
+async fn restarting_redis_mid_traffic_fails_no_modern_flow() {
+    let redis = RedisProcess::start();
+    let settings = FleetSettings::new(&redis.url()).await;
+    let fleet = Fleet::start(&settings, 3).await;
+    assert_eq!(flows(&fleet, 1, 5).await, Vec::<Value>::new());
+
+    let port = redis.stop();
+    assert_eq!(
+        flows(&fleet, 101, 10).await,
+        Vec::<Value>::new(),
+        "while Redis is down"
+    );
+    let _redis = RedisProcess::start_on(port);
+    assert_eq!(
+        flows(&fleet, 201, 10).await,
+        Vec::<Value>::new(),
+        "once Redis is back"
+    );
+
+    // Redis came back empty. A rotation stores the ring again, every worker gets the new key,
+    // and flows still cross workers.
+    rotate_once_redis_is_back(&fleet).await;
+    assert_eq!(
+        flows(&fleet, 301, 10).await,
+        Vec::<Value>::new(),
+        "after a rotation"
+    );
+    fleet.stop().await;
+    settings.remove().await;
+}
