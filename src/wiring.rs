@@ -41,6 +41,9 @@ use crate::config::Config;
 /// announcements) learns of another worker's rotation.
 const KEY_REFRESH_EVERY: Duration = Duration::from_secs(30);
 
+/// How long a rotated-in key is published before it seals, in a fleet sharing Redis.
+const KEY_ACTIVATION_DELAY: Duration = Duration::from_secs(2);
+
 /// A running server.
 pub struct Running {
     pub addr: SocketAddr,
@@ -214,6 +217,13 @@ pub async fn dispatching(
     let key_arbiter = Arbiter::new();
     let rotation = KeyManagerConfig {
         refresh_every: Some(KEY_REFRESH_EVERY),
+        // A fleet hears of a new key through Redis within milliseconds; a key that seals
+        // only after that reaches every worker before any token under it does.
+        activation_delay: if redis.is_some() {
+            KEY_ACTIVATION_DELAY
+        } else {
+            Duration::ZERO
+        },
         ..KeyManagerConfig::default()
     };
     let manager = KeyManager::with_config(policy.clone(), rotation, share, master);

@@ -54,7 +54,7 @@
 //! shared backend a process learns of another process's rotation only at its own next
 //! rotation of that tenant.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -69,7 +69,7 @@ use actix::{
 
 use super::claims::unix_secs;
 use super::codec::StateKey;
-use super::keyring::{KeyRing, KeyRings};
+use super::keyring::{KeyRing, KeyRings, Pending};
 use super::master_key::MasterKey;
 use super::policy::SealPolicy;
 use super::share::{KeyShare, ShareError};
@@ -101,6 +101,11 @@ pub struct KeyManagerConfig {
     /// process made reaches this one even when its announcement was lost. `None` (the
     /// default) never does: right for a share only this process writes.
     pub refresh_every: Option<Duration>,
+    /// How long a rotated-in key is published before it seals (publish-then-activate): long
+    /// enough for every process of the fleet to hear of it, so none meets a token under a key
+    /// it lacks. Zero (the default) seals with it at once: right for a share only this
+    /// process uses.
+    pub activation_delay: Duration,
 }
 
 /// The shortest tick: a zero interval would spin the manager's thread.
@@ -112,6 +117,7 @@ impl Default for KeyManagerConfig {
             rotate_every: ROTATE_EVERY,
             tick_every: TICK_EVERY,
             refresh_every: None,
+            activation_delay: Duration::ZERO,
         }
     }
 }
@@ -236,6 +242,8 @@ pub struct KeyManager {
     kid_refreshed_at: HashMap<String, Instant>,
     /// The unix second of the last periodic refresh.
     refreshed_at: u64,
+    /// The published keys a wake-up is scheduled for.
+    activations: HashSet<String>,
 }
 
 impl KeyManager {
@@ -264,6 +272,7 @@ impl KeyManager {
             health: ShareHealth::default(),
             kid_refreshed_at: HashMap::new(),
             refreshed_at: unix_secs(SystemTime::now()),
+            activations: HashSet::new(),
         }
     }
 
@@ -289,6 +298,8 @@ impl KeyManager {
         Box::pin(async move {
             vault
                 .update(&tenant, |stored| {
+                    // A published key whose time has come seals, here as everywhere.
+                    let stored = stored.map(|ring| ring.promoted_or_same(now));
                     let (current, restored) = match (stored, held.as_deref()) {
                         (Some(stored), Some(held)) => match stored.with_lost_keys(held, now, grace)
                         {
@@ -367,6 +378,7 @@ impl KeyManager {
         now: u64,
     ) -> ShareWork<Result<Updated, RingError>> {
         let log_tenant = tenant.to_owned();
+        let delay = self.config.activation_delay.as_secs();
         // The share is the truth: another process may have rotated since we last looked. A
         // share that lost the ring gets ours back, rotated.
         self.update_work(tenant, move |current| match (current, if_kid.as_deref()) {
@@ -374,6 +386,8 @@ impl KeyManager {
             (Some(current), Some(wanted)) if current.active().kid() != wanted => {
                 Next::Keep(current)
             }
+            // A rotation is under way: its key is published and seals soon.
+            (Some(current), _) if current.pending().is_some() => Next::Keep(current),
             (Some(current), _) => {
                 let old = current.active();
                 tracing::info!(
@@ -383,8 +397,16 @@ impl KeyManager {
                     seals = old.seals(),
                     "rotating requestState key"
                 );
-                let retire_after = now.saturating_add(grace.as_secs());
-                Next::Write(current.rotated(fresh_key(now), retire_after).pruned(now))
+                if delay == 0 {
+                    let retire_after = now.saturating_add(grace.as_secs());
+                    return Next::Write(current.rotated(fresh_key(now), retire_after).pruned(now));
+                }
+                let activates_at = now.saturating_add(delay);
+                Next::Write(current.pruned(now).with_pending(Pending {
+                    key: Arc::new(fresh_key(activates_at)),
+                    activates_at,
+                    retire_previous_after: activates_at.saturating_add(grace.as_secs()),
+                }))
             }
             (None, _) => Next::Write(fresh_ring(now)),
         })
@@ -407,7 +429,10 @@ impl KeyManager {
         outcome: Result<Updated, RingError>,
     ) -> Result<(String, bool), RingError> {
         let updated = outcome.map_err(|error| self.failed(tenant, error))?;
-        let kid = updated.ring.active().kid().to_owned();
+        let kid = match updated.ring.pending() {
+            Some(pending) => pending.key.kid().to_owned(),
+            None => updated.ring.active().kid().to_owned(),
+        };
         if updated.wrote {
             tracing::info!(tenant, kid = %kid, "rotated requestState key");
         }
@@ -431,6 +456,7 @@ impl KeyManager {
 
     /// Holds `ring` as `tenant`'s, keeping the held copies (and seal counts) of its keys.
     fn adopt(&mut self, tenant: &str, ring: KeyRing) -> Arc<KeyRing> {
+        let ring = ring.promoted_or_same(unix_secs(SystemTime::now()));
         let ring = match self.rings.get(tenant) {
             Some(held) => ring.reusing(held),
             None => ring,
@@ -515,6 +541,7 @@ impl KeyManager {
         }
         // Also when the share could not take the pruned ring: a retired key opens nothing.
         changed |= self.prune_held(now);
+        changed |= self.promote_held(now);
         if changed {
             self.broadcast();
         }
@@ -540,6 +567,56 @@ impl KeyManager {
         }
         tracing::debug!(tenants = stale.len(), "pruned retired requestState keys");
         true
+    }
+
+    /// Has every held ring whose published key's time has come seal with it; returns whether
+    /// any did. Does not broadcast. No write: every process promotes alike, by the clock.
+    fn promote_held(&mut self, now: u64) -> bool {
+        let due: Vec<(String, KeyRing)> = self
+            .rings
+            .iter()
+            .filter_map(|(tenant, ring)| Some((tenant.clone(), ring.promoted(now)?)))
+            .collect();
+        if due.is_empty() {
+            return false;
+        }
+        let rings = Arc::make_mut(&mut self.rings);
+        for (tenant, ring) in due {
+            tracing::info!(
+                tenant,
+                kid = ring.active().kid(),
+                "requestState key activated"
+            );
+            rings.insert(tenant, Arc::new(ring));
+        }
+        true
+    }
+
+    /// Wakes the manager when each held ring's published key is due to seal, so it seals on
+    /// time rather than at the next tick.
+    fn schedule_activations(&mut self, ctx: &mut Context<Self>) {
+        let now = unix_secs(SystemTime::now());
+        for ring in self.rings.values() {
+            let Some(pending) = ring.pending() else {
+                continue;
+            };
+            if !self.activations.insert(pending.key.kid().to_owned()) {
+                continue;
+            }
+            let wait = Duration::from_secs(pending.activates_at.saturating_sub(now));
+            ctx.run_later(wait, |act, _| {
+                let now = unix_secs(SystemTime::now());
+                if act.promote_held(now) {
+                    act.broadcast();
+                }
+                let rings = &act.rings;
+                act.activations.retain(|kid| {
+                    rings
+                        .values()
+                        .any(|r| r.pending().is_some_and(|p| p.key.kid() == kid))
+                });
+            });
+        }
     }
 
     /// Pushes the current snapshot to every live subscriber, forgetting the dead ones.
@@ -604,7 +681,10 @@ impl Actor for KeyManager {
             ctx.wait(
                 act.tick_work(now)
                     .into_actor(act)
-                    .map(move |outcomes, act, _| act.ticked(now, outcomes)),
+                    .map(move |outcomes, act, ctx| {
+                        act.ticked(now, outcomes);
+                        act.schedule_activations(ctx);
+                    }),
             );
         });
     }
@@ -628,10 +708,13 @@ impl Handler<EnsureTenant> for KeyManager {
             return AtomicResponse::new(Box::pin(actix::fut::ready(Ok(Arc::clone(ring)))));
         }
         let work = self.ensure_work(&msg.tenant);
-        AtomicResponse::new(Box::pin(
-            work.into_actor(self)
-                .map(move |outcome, act, _| act.ensured(&msg.tenant, outcome)),
-        ))
+        AtomicResponse::new(Box::pin(work.into_actor(self).map(
+            move |outcome, act, ctx| {
+                let ensured = act.ensured(&msg.tenant, outcome);
+                act.schedule_activations(ctx);
+                ensured
+            },
+        )))
     }
 }
 
@@ -663,10 +746,11 @@ impl Handler<Rotate> for KeyManager {
         let now = unix_secs(SystemTime::now());
         let work = self.rotate_work(&msg.tenant, msg.if_kid, grace, now);
         AtomicResponse::new(Box::pin(work.into_actor(self).map(
-            move |outcome, act, _| {
+            move |outcome, act, ctx| {
                 let (kid, changed) = act.rotated(&msg.tenant, outcome)?;
                 if changed {
                     act.broadcast();
+                    act.schedule_activations(ctx);
                 }
                 Ok(kid)
             },
@@ -720,10 +804,11 @@ impl Handler<Refresh> for KeyManager {
         self.health.refreshed(msg.reason);
         let work = self.refresh_work(&msg.tenant);
         AtomicResponse::new(Box::pin(work.into_actor(self).map(
-            move |outcome, act, _| {
+            move |outcome, act, ctx| {
                 let updated = outcome.map_err(|error| act.failed(&msg.tenant, error))?;
                 if act.apply(&msg.tenant, updated) {
                     act.broadcast();
+                    act.schedule_activations(ctx);
                 }
                 Ok(act.rings.get(&msg.tenant).cloned())
             },
@@ -1644,5 +1729,91 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(health.failing(), None);
+    }
+
+    fn manager_publishing_first(delay: Duration, tick_every: Duration) -> KeyManager {
+        KeyManager::with_config(
+            SealPolicy::default(),
+            KeyManagerConfig {
+                activation_delay: delay,
+                tick_every,
+                ..KeyManagerConfig::default()
+            },
+            Arc::new(LocalKeyShare::new()),
+            MasterKey::generate(),
+        )
+    }
+
+    #[actix_rt::test]
+    async fn with_an_activation_delay_a_rotation_publishes_the_key_and_seals_with_it_when_due() {
+        let mut km = manager_publishing_first(Duration::from_secs(5), TICK_EVERY);
+        let old = km.ensure("acme").await.active().kid().to_owned();
+        let t0 = unix_secs(SystemTime::now());
+        let new = km.rotate("acme", None, GRACE, t0).await;
+        assert_ne!(new, old);
+        let ring = Arc::clone(&km.rings["acme"]);
+        assert_eq!(ring.active().kid(), old, "the old key still seals");
+        assert!(ring.find(&new).is_some(), "the published key already opens");
+
+        km.tick(t0 + 4).await;
+        assert_eq!(km.rings["acme"].active().kid(), old);
+        km.tick(t0 + 5).await;
+        let ring = &km.rings["acme"];
+        assert_eq!(ring.active().kid(), new);
+        assert_eq!(ring.verify_only()[0].0.kid(), old);
+        assert_eq!(ring.verify_only()[0].1, t0 + 5 + GRACE.as_secs());
+    }
+
+    #[actix_rt::test]
+    async fn a_rotation_asked_while_one_is_under_way_names_the_published_key_and_changes_nothing() {
+        let mut km = manager_publishing_first(Duration::from_secs(5), TICK_EVERY);
+        km.ensure("acme").await;
+        let t0 = unix_secs(SystemTime::now());
+        let first = km.rotate("acme", None, GRACE, t0).await;
+        let again = km.rotate("acme", None, GRACE, t0 + 1).await;
+        assert_eq!(again, first);
+        assert!(!km.rings["acme"].due_for_rotation(t0 + 7 * HOUR, 6 * HOUR));
+    }
+
+    #[actix_rt::test]
+    async fn a_published_key_starts_sealing_on_time_without_waiting_for_the_tick() {
+        let km =
+            manager_publishing_first(Duration::from_secs(1), Duration::from_secs(3_600)).start();
+        let old = ensured_kid(&km, "acme").await;
+        let new = km
+            .send(Rotate {
+                tenant: "acme".into(),
+                if_kid: None,
+                grace: None,
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(km.send(Snapshot).await.unwrap()["acme"].active().kid(), old);
+        let deadline = Instant::now() + WAIT;
+        while km.send(Snapshot).await.unwrap()["acme"].active().kid() != new {
+            assert!(
+                Instant::now() < deadline,
+                "the published key never activated"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    #[actix_rt::test]
+    async fn a_ring_loaded_with_a_published_key_already_due_is_held_with_it_sealing() {
+        let share = LocalKeyShare::new();
+        let master = MasterKey::generate();
+        let vault = Vault::new(Arc::new(share.clone()), master.clone());
+        let now = unix_secs(SystemTime::now());
+        let ring = KeyRing::new(fresh_key(now - 100)).with_pending(Pending {
+            key: Arc::new(fresh_key(now - 10)),
+            activates_at: now - 10,
+            retire_previous_after: now + 300,
+        });
+        let published = ring.pending().unwrap().key.kid().to_owned();
+        vault.replace("acme", &ring).await.unwrap();
+        let mut km = manager_over(share, &master);
+        assert_eq!(km.ensure("acme").await.active().kid(), published);
     }
 }

@@ -10,6 +10,12 @@
 //! expired by then. [`KeyRing::find`] does not look at the clock; a key past its retire time
 //! but not yet pruned can only open tokens that `open` then refuses as expired.
 //!
+//! A rotation in a fleet first **publishes** the new key as *pending*
+//! ([`KeyRing::with_pending`]): it opens tokens but seals none until its activation time,
+//! when every process promotes it on its own ([`KeyRing::promoted`]), by the clock, with no
+//! further write. By then every worker has heard of it, so no worker meets a token under a
+//! key it lacks.
+//!
 //! A ring also says when its active key should stop sealing ([`KeyRing::needs_rotation`],
 //! after [`ROTATE_AFTER_SEALS`] seals), so that whoever just sealed can ask the `KeyManager`
 //! for a rotation without reading a clock or holding a lock.
@@ -27,6 +33,18 @@ pub type KeyRings = Arc<HashMap<String, Arc<KeyRing>>>;
 pub struct KeyRing {
     active: Arc<StateKey>,
     verify_only: Vec<(Arc<StateKey>, u64)>,
+    pending: Option<Pending>,
+}
+
+/// A key published but not sealing yet.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The key.
+    pub key: Arc<StateKey>,
+    /// The unix second from which it seals.
+    pub activates_at: u64,
+    /// The unix second after which the key it replaces stops verifying.
+    pub retire_previous_after: u64,
 }
 
 impl KeyRing {
@@ -35,6 +53,7 @@ impl KeyRing {
         KeyRing {
             active: Arc::new(active),
             verify_only: Vec::new(),
+            pending: None,
         }
     }
 
@@ -44,7 +63,36 @@ impl KeyRing {
         KeyRing {
             active,
             verify_only,
+            pending: None,
         }
+    }
+
+    /// This ring with `pending` published: it opens tokens now and seals from its activation
+    /// time on.
+    #[must_use]
+    pub fn with_pending(mut self, pending: Pending) -> KeyRing {
+        self.pending = Some(pending);
+        self
+    }
+
+    /// The key published to seal from a later time, if a rotation is under way.
+    pub fn pending(&self) -> Option<&Pending> {
+        self.pending.as_ref()
+    }
+
+    /// This ring with its pending key sealing, if its activation time is at or before `now`
+    /// (the key it replaces verifies until the time the rotation set); `None` when there is
+    /// nothing to promote. Every process promotes alike, from the clock and the ring alone.
+    #[must_use]
+    pub fn promoted(&self, now: u64) -> Option<KeyRing> {
+        let pending = self.pending.as_ref().filter(|p| p.activates_at <= now)?;
+        Some(self.rotated_arc(Arc::clone(&pending.key), pending.retire_previous_after))
+    }
+
+    /// [`KeyRing::promoted`], or this ring as it is.
+    #[must_use]
+    pub fn promoted_or_same(&self, now: u64) -> KeyRing {
+        self.promoted(now).unwrap_or_else(|| self.clone())
     }
 
     /// The key new tokens are sealed with.
@@ -59,13 +107,7 @@ impl KeyRing {
 
     /// The key with id `kid`: the active key or a verify-only key not yet pruned.
     pub fn find(&self, kid: &str) -> Option<&StateKey> {
-        if self.active.kid() == kid {
-            return Some(&self.active);
-        }
-        self.verify_only
-            .iter()
-            .find(|(key, _)| key.kid() == kid)
-            .map(|(key, _)| &**key)
+        self.find_shared(kid).map(|key| &**key)
     }
 
     /// Whether the active key has made [`ROTATE_AFTER_SEALS`] seals or more in this process,
@@ -81,19 +123,30 @@ impl KeyRing {
     /// Whether the active key is due for rotation at unix second `now`: used up (see
     /// [`KeyRing::needs_rotation`]) or made `max_age_secs` or more ago.
     pub(crate) fn due_for_rotation(&self, now: u64, max_age_secs: u64) -> bool {
-        self.needs_rotation() || now.saturating_sub(self.active.created_at()) >= max_age_secs
+        self.pending.is_none()
+            && (self.needs_rotation()
+                || now.saturating_sub(self.active.created_at()) >= max_age_secs)
     }
 
     /// A ring where `new` seals and the current active key only verifies, until the unix
     /// second `retire_after`.
     #[must_use]
     pub fn rotated(&self, new: StateKey, retire_after: u64) -> KeyRing {
-        let mut verify_only = Vec::with_capacity(self.verify_only.len() + 1);
+        self.rotated_arc(Arc::new(new), retire_after)
+    }
+
+    fn rotated_arc(&self, new: Arc<StateKey>, retire_after: u64) -> KeyRing {
+        let mut verify_only = Vec::with_capacity(self.verify_only.len() + 2);
         verify_only.push((Arc::clone(&self.active), retire_after));
+        // A key published but replaced before it sealed here may have sealed elsewhere.
+        if let Some(pending) = self.pending.as_ref().filter(|p| p.key.kid() != new.kid()) {
+            verify_only.push((Arc::clone(&pending.key), retire_after));
+        }
         verify_only.extend(self.verify_only.iter().cloned());
         KeyRing {
-            active: Arc::new(new),
+            active: new,
             verify_only,
+            pending: None,
         }
     }
 
@@ -108,6 +161,7 @@ impl KeyRing {
                 .filter(|(_, retire_after)| *retire_after >= now)
                 .cloned()
                 .collect(),
+            pending: self.pending.clone(),
         }
     }
 
@@ -127,19 +181,30 @@ impl KeyRing {
                 .iter()
                 .map(|(key, retire_after)| (reuse(key), *retire_after))
                 .collect(),
+            pending: self.pending.as_ref().map(|p| Pending {
+                key: reuse(&p.key),
+                ..p.clone()
+            }),
         }
     }
 
     fn find_shared(&self, kid: &str) -> Option<&Arc<StateKey>> {
         std::iter::once(&self.active)
             .chain(self.verify_only.iter().map(|(key, _)| key))
+            .chain(self.pending.iter().map(|p| &p.key))
             .find(|key| key.kid() == kid)
     }
 
     /// Whether both rings hold the same keys (by kid), in the same places, with the same
     /// retire times: whether a worker holding one would seal and open as with the other.
     pub fn same_keys(&self, other: &KeyRing) -> bool {
+        let pending = |ring: &KeyRing| {
+            ring.pending
+                .as_ref()
+                .map(|p| (p.key.kid().to_owned(), p.activates_at))
+        };
         self.active.kid() == other.active.kid()
+            && pending(self) == pending(other)
             && self.verify_only.len() == other.verify_only.len()
             && self
                 .verify_only
@@ -158,6 +223,11 @@ impl KeyRing {
         let lost: Vec<(Arc<StateKey>, u64)> =
             std::iter::once((&held.active, now.saturating_add(grace_secs)))
                 .chain(held.verify_only.iter().map(|(key, at)| (key, *at)))
+                .chain(
+                    held.pending
+                        .iter()
+                        .map(|p| (&p.key, now.saturating_add(grace_secs))),
+                )
                 .filter(|(key, retire_after)| {
                     *retire_after >= now && self.find(key.kid()).is_none()
                 })
@@ -171,6 +241,7 @@ impl KeyRing {
         Some(KeyRing {
             active: Arc::clone(&self.active),
             verify_only,
+            pending: self.pending.clone(),
         })
     }
 
@@ -300,6 +371,42 @@ mod tests {
         let stored = KeyRing::new(key("mine"));
         assert!(stored.with_lost_keys(&held, 101, 60).is_none());
         assert!(held.with_lost_keys(&held, 50, 60).is_none());
+    }
+
+    fn pending(kid: &str, activates_at: u64) -> Pending {
+        Pending {
+            key: Arc::new(key(kid)),
+            activates_at,
+            retire_previous_after: activates_at + 60,
+        }
+    }
+
+    #[test]
+    fn a_published_key_opens_but_does_not_seal_until_it_is_promoted() {
+        let ring = KeyRing::new(key("a")).with_pending(pending("b", 100));
+        assert_eq!(ring.active().kid(), "a");
+        assert!(ring.find("b").is_some());
+        assert!(ring.promoted(99).is_none());
+        let promoted = ring.promoted(100).expect("due at 100");
+        assert_eq!(promoted.active().kid(), "b");
+        assert!(promoted.pending().is_none());
+        assert_eq!(promoted.verify_only()[0].0.kid(), "a");
+        assert_eq!(promoted.verify_only()[0].1, 160);
+    }
+
+    #[test]
+    fn a_ring_with_a_published_key_is_not_due_for_another_rotation() {
+        let ring = KeyRing::new(key("a").with_created_at(0)).with_pending(pending("b", 100));
+        assert!(!ring.due_for_rotation(10_000, 600));
+    }
+
+    #[test]
+    fn a_published_key_replaced_at_once_keeps_verifying() {
+        let ring = KeyRing::new(key("a"))
+            .with_pending(pending("b", 100))
+            .rotated(key("c"), 500);
+        assert_eq!(ring.active().kid(), "c");
+        assert!(ring.find("b").is_some() && ring.find("a").is_some());
     }
 
     #[test]

@@ -62,7 +62,7 @@ pub use key_manager::{
     SetTenantGrace, ShareHealth, Snapshot, Subscribe, PRUNE_EVERY, ROTATE_EVERY, TICK_EVERY,
     UNKNOWN_KID_REFRESH_EVERY,
 };
-pub use keyring::{KeyRing, KeyRings};
+pub use keyring::{KeyRing, KeyRings, Pending};
 pub use master_key::{MasterKey, MasterKeyError, WrapFailed, MASTER_KEY_LEN};
 pub use policy::{open, seal, Payload, SealPolicy};
 pub use replay::{
@@ -71,4 +71,4 @@ pub use replay::{
 };
 pub use share::{KeyShare, LocalKeyShare, ShareError, Stored, Version};
 pub use vault::{RingError, ATTEMPTS as RING_UPDATE_ATTEMPTS};
-pub use wrapped::{UnwrapError, WrappedKey, WrappedRing, WrappedVerifyOnly};
+pub use wrapped::{UnwrapError, WrappedKey, WrappedPending, WrappedRing, WrappedVerifyOnly};

@@ -20,7 +20,7 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 use super::codec::{is_kid, StateKey};
-use super::keyring::KeyRing;
+use super::keyring::{KeyRing, Pending};
 use super::master_key::{MasterKey, WrapFailed};
 
 /// What a wrapped key's associated data starts with: the purpose and its format version.
@@ -74,6 +74,17 @@ pub struct WrappedVerifyOnly {
     pub retire_after: u64,
 }
 
+/// A published key of a wrapped ring that seals from `activates_at` on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WrappedPending {
+    /// The key.
+    pub key: WrappedKey,
+    /// Unix seconds.
+    pub activates_at: u64,
+    /// Unix seconds: when the key it replaces stops verifying.
+    pub retire_previous_after: u64,
+}
+
 /// A tenant's ring with every key wrapped: what any [`KeyShare`](super::KeyShare) stores.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WrappedRing {
@@ -81,6 +92,10 @@ pub struct WrappedRing {
     pub active: WrappedKey,
     /// The keys that only open, newest first.
     pub verify_only: Vec<WrappedVerifyOnly>,
+    /// The key published to seal later, during a rotation. Absent from rings stored before
+    /// rotations published keys first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<WrappedPending>,
 }
 
 impl WrappedRing {
@@ -100,9 +115,20 @@ impl WrappedRing {
                 })
             })
             .collect::<Result<_, WrapFailed>>()?;
+        let pending = ring
+            .pending()
+            .map(|p| {
+                Ok::<_, WrapFailed>(WrappedPending {
+                    key: wrap_key(tenant, &p.key, master)?,
+                    activates_at: p.activates_at,
+                    retire_previous_after: p.retire_previous_after,
+                })
+            })
+            .transpose()?;
         Ok(WrappedRing {
             active: wrap_key(tenant, ring.active(), master)?,
             verify_only,
+            pending,
         })
     }
 
@@ -120,7 +146,15 @@ impl WrappedRing {
                 ))
             })
             .collect::<Result<_, UnwrapError>>()?;
-        Ok(KeyRing::from_parts(Arc::new(active), verify_only))
+        let ring = KeyRing::from_parts(Arc::new(active), verify_only);
+        Ok(match &self.pending {
+            None => ring,
+            Some(p) => ring.with_pending(Pending {
+                key: Arc::new(unwrap_key(tenant, &p.key, master)?),
+                activates_at: p.activates_at,
+                retire_previous_after: p.retire_previous_after,
+            }),
+        })
     }
 }
 
@@ -197,6 +231,38 @@ mod tests {
         assert_eq!(old.secret_bytes(), ring.verify_only()[0].0.secret_bytes());
         assert_eq!(old.created_at(), 1_000);
         assert_eq!(*retire, 5_000);
+    }
+
+    #[test]
+    fn a_published_key_is_wrapped_and_unwraps_with_its_times() {
+        let master = MasterKey::generate();
+        let ring = ring().with_pending(Pending {
+            key: Arc::new(StateKey::generate().with_created_at(3_000)),
+            activates_at: 3_000,
+            retire_previous_after: 3_330,
+        });
+        let wrapped = WrappedRing::wrap("acme", &ring, &master).unwrap();
+        let back = wrapped.unwrap("acme", &master).unwrap();
+        let (pending, original) = (back.pending().unwrap(), ring.pending().unwrap());
+        assert_eq!(pending.key.secret_bytes(), original.key.secret_bytes());
+        assert_eq!(
+            (pending.activates_at, pending.retire_previous_after),
+            (3_000, 3_330)
+        );
+        assert!(!serde_json::to_string(&wrapped)
+            .unwrap()
+            .contains(&STANDARD.encode(original.key.secret_bytes())));
+    }
+
+    #[test]
+    fn a_ring_stored_before_keys_were_published_first_still_loads() {
+        let master = MasterKey::generate();
+        let mut stored =
+            serde_json::to_value(WrappedRing::wrap("acme", &ring(), &master).unwrap()).unwrap();
+        assert!(stored.get("pending").is_none());
+        stored.as_object_mut().unwrap().remove("pending");
+        let back: WrappedRing = serde_json::from_value(stored).unwrap();
+        assert!(back.unwrap("acme", &master).unwrap().pending().is_none());
     }
 
     #[test]
