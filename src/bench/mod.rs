@@ -229,7 +229,7 @@ impl Client {
         match self.plan.mode {
             Mode::Call | Mode::Soak => self.call().await,
             Mode::Mrtr => self.flow().await,
-            Mode::Mix if self.turn % 2 == 0 => self.call().await,
+            Mode::Mix if self.turn.is_multiple_of(2) => self.call().await,
             Mode::Mix => self.flow().await,
             Mode::Legacy => self.legacy_flow().await,
         }

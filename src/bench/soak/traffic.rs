@@ -311,7 +311,7 @@ impl Worker {
     async fn hostile(&mut self) {
         let hostile = self.shared.hostile.get() + 1;
         self.shared.hostile.set(hostile);
-        if hostile % OVERSIZED_EVERY == 0 {
+        if hostile.is_multiple_of(OVERSIZED_EVERY) {
             return self.oversized().await;
         }
         match hostile % 3 {
