@@ -208,6 +208,8 @@ pub async fn dispatching(
         audit: None,
         replay: Arc::new(MemoryReplayCache::new(config.replay.max_bytes)),
         metrics: Metrics::default(),
+        // Set by the HTTP server, with the limiter.
+        redis_errors: None,
     };
     Ok(Dispatching {
         runtime,

@@ -1,7 +1,7 @@
 //! The process's metrics, kept with the `prometheus-client` crate and served at `/metrics` as
 //! OpenMetrics text: what the MCP endpoint answered, how long each request took by tenant,
 //! method and outcome, what was refused, and (collected at each scrape) the live legacy
-//! sessions and what became of the audit records.
+//! sessions, what became of the audit records, and the failed calls to Redis.
 //!
 //! Every label value is bounded, so no client can grow the series: a method is one of the
 //! protocol's or `other` (a client may name any method), a tenant one the operator created, an
@@ -21,6 +21,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use crate::legacy::sessions::Sessions;
+use crate::redis::RedisErrorCount;
 use crate::sealing::ShareFailureCount;
 use crate::tenancy::AuditSink;
 
@@ -195,13 +196,14 @@ impl Metrics {
 }
 
 /// What is read, not counted, at each scrape: the live legacy sessions (the session registry
-/// counts them), the audit log's tally, and, when sealing, the failures of the KeyManager's
-/// key share (which it counts).
+/// counts them), the audit log's tally, when sealing, the failures of the KeyManager's key
+/// share (which it counts), and, with Redis, the failed calls to it (which its handle counts).
 #[derive(Debug)]
 pub(crate) struct Gathered {
     pub(crate) legacy_sessions: Arc<Sessions>,
     pub(crate) audit: Option<Arc<dyn AuditSink>>,
     pub(crate) key_share_failures: Option<ShareFailureCount>,
+    pub(crate) redis_errors: Option<RedisErrorCount>,
 }
 
 impl Collector for Gathered {
@@ -217,6 +219,14 @@ impl Collector for Gathered {
             ConstCounter::new(failures.get()).encode(encoder.encode_descriptor(
                 "roundtrip_key_share_failures",
                 "Reads and writes of the requestState key share that failed (rings held kept serving)",
+                None,
+                MetricType::Counter,
+            )?)?;
+        }
+        if let Some(errors) = &self.redis_errors {
+            ConstCounter::new(errors.get()).encode(encoder.encode_descriptor(
+                "roundtrip_redis_errors",
+                "Calls to Redis that failed (unreachable, timed out or refused), by every backend",
                 None,
                 MetricType::Counter,
             )?)?;

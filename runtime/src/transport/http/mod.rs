@@ -124,6 +124,7 @@ impl McpService {
             legacy_sessions: legacy.sessions.clone(),
             audit: runtime.audit.clone(),
             key_share_failures: keys.as_ref().map(|k| k.share_failures.clone()),
+            redis_errors: runtime.redis_errors.clone(),
         }));
         Arc::new(Self {
             directory,
