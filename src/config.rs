@@ -21,12 +21,13 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{LegacyConfig, RuntimeConfig};
+use roundtrip_runtime::redis::{Redis, RedisUrlError};
 use roundtrip_runtime::sealing::{
     MasterKey, MasterKeyError, SealPolicy, DEFAULT_REPLAY_MAX_BYTES, REPLAY_ENTRY_BYTES,
 };
-use roundtrip_runtime::redis::{Redis, RedisUrlError};
 use roundtrip_runtime::transport::http::HttpConfig;
 use roundtrip_runtime::transport::stdio::StdioLimits;
+use roundtrip_tenants::redis_limits::RedisFallback;
 use serde::Deserialize;
 
 use crate::budgets::{self, BudgetSettings, ClientSettings, StreamSettings};
@@ -75,6 +76,7 @@ pub struct Config {
     /// single-use state claims and rate limits between worker processes. Unset: each process
     /// keeps its own, and key rings live in the tenant store.
     pub redis_url: Option<String>,
+    pub limits: LimitsSettings,
     pub tenants: TenantsSettings,
     pub audit: AuditSettings,
     pub http: HttpSettings,
@@ -111,10 +113,8 @@ impl std::fmt::Debug for Config {
                 "master_key",
                 &self.master_key.as_ref().map(|_| "<redacted>"),
             )
-            .field(
-                "redis_url",
-                &self.redis_url.as_ref().map(|_| "<redacted>"),
-            )
+            .field("redis_url", &self.redis_url.as_ref().map(|_| "<redacted>"))
+            .field("limits", &self.limits)
             .field("tenants", &self.tenants)
             .field("audit", &self.audit)
             .field("http", &self.http)
@@ -128,6 +128,17 @@ impl std::fmt::Debug for Config {
             .field("replay", &self.replay)
             .finish()
     }
+}
+
+/// Tenants' rate limits, when their buckets are in Redis (`redis_url` set): shared by every
+/// process of the fleet.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct LimitsSettings {
+    /// What a request a limit applies to gets when Redis fails to answer within its bound:
+    /// `open` (the default: admitted; an outage of Redis lifts the limits) or `closed`
+    /// (refused, HTTP 503 with `Retry-After: 1`).
+    pub redis_fallback: RedisFallback,
 }
 
 /// How a serving process follows the tenant store.
@@ -311,6 +322,7 @@ impl Default for Config {
             admin_token: None,
             master_key: None,
             redis_url: None,
+            limits: LimitsSettings::default(),
             tenants: TenantsSettings::default(),
             audit: AuditSettings::default(),
             http: HttpSettings::default(),
@@ -662,6 +674,21 @@ mod tests {
             validated(|c| c.redis_url = Some("redis://127.0.0.1:6379".into())),
             Ok(())
         );
+    }
+
+    #[test]
+    fn the_redis_fallback_is_open_unless_set_to_closed() {
+        assert_eq!(Config::default().limits.redis_fallback, RedisFallback::Open);
+        let env = |v: &str| {
+            config::Map::from([("ROUNDTRIP_LIMITS__REDIS_FALLBACK".to_owned(), v.to_owned())])
+        };
+        let closed = Config::load_from(None, Some(env("closed"))).expect("loads");
+        assert_eq!(closed.limits.redis_fallback, RedisFallback::Closed);
+        let message = format!(
+            "{:#}",
+            Config::load_from(None, Some(env("shut"))).expect_err("refused")
+        );
+        assert!(message.contains("redis_fallback"), "{message}");
     }
 
     #[test]

@@ -5,6 +5,9 @@
 //! Key rings: [`start`] keeps them in the tenant store ([`StoreKeyShare`]), wrapped under the
 //! master key ([`crate::master_key`]), so a restart keeps every state in flight openable;
 //! [`start_with`] keeps them in memory, for tests; [`start_sharing`] takes any share.
+//!
+//! Rate limits: with `redis_url`, [`start`] keeps their buckets in Redis, shared by the fleet
+//! ([`limiter_for`]); otherwise each process keeps its own.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,14 +18,16 @@ use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
 use roundtrip_runtime::metrics::Metrics;
+use roundtrip_runtime::redis::Redis;
 use roundtrip_runtime::sealing::{
     EnsureTenant, KeyManager, KeyShare, LocalKeyShare, MasterKey, MemoryReplayCache, RingError,
     SealPolicy, Snapshot,
 };
-use roundtrip_runtime::tenancy::TenantDirectory;
+use roundtrip_runtime::tenancy::{Limiter, TenantDirectory};
 use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
 use roundtrip_tenants::admin::{self, AdminApi};
 use roundtrip_tenants::audit_log::{self, AuditLog};
+use roundtrip_tenants::redis_limits::RedisLimiter;
 use roundtrip_tenants::store::SqlStore;
 use roundtrip_tenants::{
     ApiKey, ApiKeyRecord, AuthMode, Slug, Store, StoreError, StoreKeyShare, TenantRegistry,
@@ -232,7 +237,11 @@ pub async fn start(config: &Config) -> anyhow::Result<Running> {
     let generated_demo_key = seed(store.as_ref(), config).await?;
     let registry = Arc::new(TenantRegistry::new(store, Arc::new(catalogs::Compiled)));
     registry.load().await.context("reading the tenants")?;
-    start_sharing(config, registry, generated_demo_key, share, master).await
+    let redis = match &config.redis_url {
+        Some(url) => Some(Redis::connect(url).await.context("connecting to Redis")?),
+        None => None,
+    };
+    start_sharing(config, registry, generated_demo_key, share, master, redis).await
 }
 
 /// Starts the server for the tenants of `registry` (loaded), with key rings of its own, in
@@ -244,17 +253,37 @@ pub async fn start_with(
 ) -> anyhow::Result<Running> {
     let own_keys = Arc::new(LocalKeyShare::new());
     let master = MasterKey::generate();
-    start_sharing(config, registry, generated_demo_key, own_keys, master).await
+    start_sharing(config, registry, generated_demo_key, own_keys, master, None).await
+}
+
+/// The limiter requests are admitted by: the limits of `registry`'s tenants, their buckets in
+/// `redis` when the process has one (shared by the fleet, `limits.redis_fallback` when it
+/// fails), in this process otherwise.
+pub fn limiter_for(
+    config: &Config,
+    registry: Arc<TenantRegistry>,
+    redis: Option<Redis>,
+) -> Arc<dyn Limiter> {
+    match redis {
+        Some(redis) => Arc::new(RedisLimiter::new(
+            registry,
+            redis,
+            config.limits.redis_fallback,
+        )),
+        None => registry,
+    }
 }
 
 /// Starts the server for the tenants of `registry`, its key rings kept in `share` wrapped
-/// under `master`: servers that share both open each other's `requestState`.
+/// under `master`: servers that share both open each other's `requestState`. With `redis`,
+/// rate limits are kept there ([`limiter_for`]).
 pub async fn start_sharing(
     config: &Config,
     registry: Arc<TenantRegistry>,
     generated_demo_key: Option<ApiKey>,
     share: Arc<dyn KeyShare>,
     master: MasterKey,
+    redis: Option<Redis>,
 ) -> anyhow::Result<Running> {
     config.validate()?;
     let Dispatching {
@@ -278,7 +307,8 @@ pub async fn start_sharing(
     runtime.audit = audit
         .clone()
         .map(|log| Arc::new(log) as Arc<dyn roundtrip_runtime::tenancy::AuditSink>);
-    runtime.limiter = Some(registry.clone());
+    runtime.redis_errors = redis.as_ref().map(Redis::error_count);
+    runtime.limiter = Some(limiter_for(config, registry.clone(), redis));
     let admin_api = Arc::new(AdminApi::new(
         registry.clone(),
         config.admin_token.as_deref(),
