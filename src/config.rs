@@ -27,6 +27,7 @@ use roundtrip_runtime::sealing::{
 };
 use roundtrip_runtime::transport::http::HttpConfig;
 use roundtrip_runtime::transport::stdio::StdioLimits;
+use roundtrip_tenants::redis_limits::RedisFallback;
 use serde::Deserialize;
 
 use crate::budgets::{self, BudgetSettings, ClientSettings, StreamSettings};
@@ -78,6 +79,7 @@ pub struct Config {
     /// The prefix of every Redis key and channel this fleet uses (`ROUNDTRIP_REDIS_PREFIX`),
     /// so several fleets can share one Redis. Letters, digits, `-`, `_`, `.`; 1 to 64.
     pub redis_prefix: String,
+    pub limits: LimitsSettings,
     pub tenants: TenantsSettings,
     pub audit: AuditSettings,
     pub http: HttpSettings,
@@ -116,6 +118,7 @@ impl std::fmt::Debug for Config {
             )
             .field("redis_url", &self.redis_url.as_ref().map(|_| "<redacted>"))
             .field("redis_prefix", &self.redis_prefix)
+            .field("limits", &self.limits)
             .field("tenants", &self.tenants)
             .field("audit", &self.audit)
             .field("http", &self.http)
@@ -129,6 +132,17 @@ impl std::fmt::Debug for Config {
             .field("replay", &self.replay)
             .finish()
     }
+}
+
+/// Tenants' rate limits, when their buckets are in Redis (`redis_url` set): shared by every
+/// process of the fleet.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct LimitsSettings {
+    /// What a request a limit applies to gets when Redis fails to answer within its bound:
+    /// `open` (the default: admitted; an outage of Redis lifts the limits) or `closed`
+    /// (refused, HTTP 503 with `Retry-After: 1`).
+    pub redis_fallback: RedisFallback,
 }
 
 /// How a serving process follows the tenant store.
@@ -313,6 +327,7 @@ impl Default for Config {
             master_key: None,
             redis_url: None,
             redis_prefix: "roundtrip".into(),
+            limits: LimitsSettings::default(),
             tenants: TenantsSettings::default(),
             audit: AuditSettings::default(),
             http: HttpSettings::default(),
@@ -688,6 +703,21 @@ mod tests {
             validated(|c| c.redis_prefix = "fleet-1.eu_west".into()),
             Ok(())
         );
+    }
+
+    #[test]
+    fn the_redis_fallback_is_open_unless_set_to_closed() {
+        assert_eq!(Config::default().limits.redis_fallback, RedisFallback::Open);
+        let env = |v: &str| {
+            config::Map::from([("ROUNDTRIP_LIMITS__REDIS_FALLBACK".to_owned(), v.to_owned())])
+        };
+        let closed = Config::load_from(None, Some(env("closed"))).expect("loads");
+        assert_eq!(closed.limits.redis_fallback, RedisFallback::Closed);
+        let message = format!(
+            "{:#}",
+            Config::load_from(None, Some(env("shut"))).expect_err("refused")
+        );
+        assert!(message.contains("redis_fallback"), "{message}");
     }
 
     #[test]

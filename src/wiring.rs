@@ -7,6 +7,9 @@
 //! in the tenant store ([`StoreKeyShare`]); either way wrapped under the master key
 //! ([`crate::master_key`]), so a restart keeps every state in flight openable. [`start_with`]
 //! keeps them in memory, for tests; [`start_sharing`] takes any share.
+//!
+//! Rate limits: with `redis_url`, [`start`] keeps their buckets in Redis, shared by the fleet
+//! ([`limiter_for`]); otherwise each process keeps its own.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -22,10 +25,11 @@ use roundtrip_runtime::sealing::{
     EnsureTenant, KeyManager, KeyManagerConfig, KeyShare, LocalKeyShare, MasterKey,
     MemoryReplayCache, RingError, SealPolicy, Snapshot,
 };
-use roundtrip_runtime::tenancy::TenantDirectory;
+use roundtrip_runtime::tenancy::{Limiter, TenantDirectory};
 use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
 use roundtrip_tenants::admin::{self, AdminApi};
 use roundtrip_tenants::audit_log::{self, AuditLog};
+use roundtrip_tenants::redis_limits::RedisLimiter;
 use roundtrip_tenants::store::SqlStore;
 use roundtrip_tenants::{
     ApiKey, ApiKeyRecord, AuthMode, Slug, Store, StoreError, StoreKeyShare, TenantRegistry,
@@ -273,10 +277,8 @@ pub async fn dispatching(
             Some(redis) => Arc::new(RedisReplayCache::new(redis.clone())),
             None => Arc::new(MemoryReplayCache::new(config.replay.max_bytes)),
         },
-        metrics: match &redis {
-            Some(redis) => Metrics::default().counting_redis_errors(redis.error_count()),
-            None => Metrics::default(),
-        },
+        metrics: Metrics::default(),
+        redis_errors: redis.as_ref().map(Redis::error_count),
     };
     Ok(Dispatching {
         runtime,
@@ -311,19 +313,43 @@ pub async fn start_with(
 ) -> anyhow::Result<Running> {
     let own_keys = Arc::new(LocalKeyShare::new());
     let master = MasterKey::generate();
-    start_sharing(config, registry, generated_demo_key, own_keys, master).await
+    start_sharing(config, registry, generated_demo_key, own_keys, master, None).await
+}
+
+/// The limiter requests are admitted by: the limits of `registry`'s tenants, their buckets in
+/// `redis` when the process has one (shared by the fleet, `limits.redis_fallback` when it
+/// fails), in this process otherwise.
+pub fn limiter_for(
+    config: &Config,
+    registry: Arc<TenantRegistry>,
+    redis: Option<Redis>,
+) -> Arc<dyn Limiter> {
+    match redis {
+        Some(redis) => Arc::new(RedisLimiter::new(
+            registry,
+            redis,
+            config.limits.redis_fallback,
+        )),
+        None => registry,
+    }
 }
 
 /// Starts the server for the tenants of `registry`, its key rings kept in `share` wrapped
-/// under `master`: servers that share both open each other's `requestState`.
+/// under `master`: servers that share both open each other's `requestState`. With `redis`,
+/// rate limits are kept there ([`limiter_for`]).
 pub async fn start_sharing(
     config: &Config,
     registry: Arc<TenantRegistry>,
     generated_demo_key: Option<ApiKey>,
     share: Arc<dyn KeyShare>,
     master: MasterKey,
+    redis: Option<Redis>,
 ) -> anyhow::Result<Running> {
-    let keys = KeySharing::unshared(share, master);
+    let keys = KeySharing {
+        share,
+        master,
+        redis,
+    };
     start_fleet(config, registry, generated_demo_key, keys).await
 }
 
@@ -336,6 +362,7 @@ pub async fn start_fleet(
     keys: KeySharing,
 ) -> anyhow::Result<Running> {
     config.validate()?;
+    let redis = keys.redis.clone();
     let Dispatching {
         mut runtime,
         keys,
@@ -357,7 +384,7 @@ pub async fn start_fleet(
     runtime.audit = audit
         .clone()
         .map(|log| Arc::new(log) as Arc<dyn roundtrip_runtime::tenancy::AuditSink>);
-    runtime.limiter = Some(registry.clone());
+    runtime.limiter = Some(limiter_for(config, registry.clone(), redis));
     let admin_api = Arc::new(AdminApi::new(
         registry.clone(),
         config.admin_token.as_deref(),

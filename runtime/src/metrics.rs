@@ -1,7 +1,7 @@
 //! The process's metrics, kept with the `prometheus-client` crate and served at `/metrics` as
 //! OpenMetrics text: what the MCP endpoint answered, how long each request took by tenant,
 //! method and outcome, what was refused, and (collected at each scrape) the live legacy
-//! sessions and what became of the audit records.
+//! sessions, what became of the audit records, and the failed calls to Redis.
 //!
 //! Every label value is bounded, so no client can grow the series: a method is one of the
 //! protocol's or `other` (a client may name any method), a tenant one the operator created, an
@@ -89,8 +89,6 @@ pub struct Metrics {
     notifications: Counter,
     rejected_http: Counter,
     streams_open: Gauge,
-    /// The Redis connection's failures, read at each scrape, when Redis is configured.
-    redis_errors: Option<RedisErrorCount>,
 }
 
 impl Default for Metrics {
@@ -106,26 +104,11 @@ impl Default for Metrics {
             notifications: Counter::default(),
             rejected_http: Counter::default(),
             streams_open: Gauge::default(),
-            redis_errors: None,
         }
     }
 }
 
 impl Metrics {
-    /// These metrics, with the failures of the process's Redis connection among them
-    /// (`roundtrip_redis_errors_total`).
-    pub fn counting_redis_errors(self, errors: RedisErrorCount) -> Metrics {
-        Metrics {
-            redis_errors: Some(errors),
-            ..self
-        }
-    }
-
-    /// The Redis failures counted, when Redis is configured.
-    pub(crate) fn redis_errors(&self) -> Option<RedisErrorCount> {
-        self.redis_errors.clone()
-    }
-
     /// A reply with `outcome` that reached its client, or (`cancelled`) a request whose
     /// client went away first.
     pub(crate) fn record_reply(&self, outcome: &'static str) {
@@ -213,8 +196,8 @@ impl Metrics {
 }
 
 /// What is read, not counted, at each scrape: the live legacy sessions (the session registry
-/// counts them), the audit log's tally, and, when sealing, the failures of the KeyManager's
-/// key share (which it counts).
+/// counts them), the audit log's tally, when sealing, the failures of the KeyManager's key
+/// share (which it counts), and, with Redis, the failed calls to it (which its handle counts).
 #[derive(Debug)]
 pub(crate) struct Gathered {
     pub(crate) legacy_sessions: Arc<Sessions>,
@@ -254,7 +237,7 @@ impl Collector for Gathered {
         if let Some(errors) = &self.redis_errors {
             ConstCounter::new(errors.get()).encode(encoder.encode_descriptor(
                 "roundtrip_redis_errors",
-                "Calls to Redis that failed or timed out, and subscriptions that dropped",
+                "Calls to Redis that failed (unreachable, timed out or refused), and subscriptions that dropped",
                 None,
                 MetricType::Counter,
             )?)?;

@@ -9,6 +9,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use futures_util::future::BoxFuture;
+
 pub use crate::handler::{
     Allow, Grants, ListChanged, Principal, Tenant, TenantConfig, TenantSettings, TenantView,
 };
@@ -56,11 +58,17 @@ pub trait Authenticator: Send + Sync + 'static {
 }
 
 /// Admits requests by rate: a tenant store's limits per tenant, per caller and per tool.
+///
+/// Synchronous, with a way out: a limiter that keeps its buckets in this process decides on
+/// the spot, and one that shares them with other processes (in Redis) hands back the
+/// [`Admission::Pending`] question it must ask them. A request that no limit applies to is
+/// decided on the spot either way, so it pays no allocation, no await and no round trip (an
+/// `async fn` here would box a future for every request, limited or not).
 pub trait Limiter: Send + Sync + std::fmt::Debug + 'static {
     /// Whether `principal` may make a request of `method` to `tenant` now; `tool` names the
     /// tool of a `tools/call`; `client` is the caller's address when known, which tells
-    /// anonymous callers apart (`crate::budget::caller_key`). `Err` carries how long to wait.
-    /// Called on every request after authentication: no I/O.
+    /// anonymous callers apart (`crate::budget::caller_key`). Called on every request after
+    /// authentication: no I/O here, only in what a [`Admission::Pending`] carries.
     fn admit(
         &self,
         tenant: &str,
@@ -68,7 +76,47 @@ pub trait Limiter: Send + Sync + std::fmt::Debug + 'static {
         client: Option<std::net::IpAddr>,
         method: &str,
         tool: Option<&str>,
-    ) -> Result<(), Duration>;
+    ) -> Admission;
+}
+
+/// A [`Limiter`]'s answer to one request.
+pub enum Admission {
+    /// Let it through.
+    Admitted,
+    /// Refuse it.
+    Refused(Refusal),
+    /// The answer needs a round trip (to a store the fleet shares): await it.
+    Pending(BoxFuture<'static, Result<(), Refusal>>),
+}
+
+impl std::fmt::Debug for Admission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Admission::Admitted => f.write_str("Admitted"),
+            Admission::Refused(refusal) => f.debug_tuple("Refused").field(refusal).finish(),
+            Admission::Pending(_) => f.write_str("Pending"),
+        }
+    }
+}
+
+impl From<Result<(), Refusal>> for Admission {
+    fn from(verdict: Result<(), Refusal>) -> Self {
+        match verdict {
+            Ok(()) => Admission::Admitted,
+            Err(refusal) => Admission::Refused(refusal),
+        }
+    }
+}
+
+/// Why a [`Limiter`] refused a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Over a limit, with how long until the request would pass (-31429, HTTP 429).
+    OverLimit(Duration),
+    /// The limits could not be checked (their shared store did not answer) and the limiter
+    /// fails closed: try again after this (-31503, HTTP 503). The caller did nothing wrong,
+    /// so this is not counted as a rate-limit refusal.
+    Unavailable(Duration),
 }
 
 /// How a call that may ask for input ended, for the audit log.

@@ -5,7 +5,8 @@
 //!
 //! Layers, each using only those after it: [`admin`] (HTTP) → [`registry`] (what a process
 //! serves; follows the store), [`audit_log`] (the audit writer) → [`store`] → the model
-//! ([`model`], [`api_key`], [`audit`]); [`catalogs`] and [`limits`] beside the registry.
+//! ([`model`], [`api_key`], [`audit`]); [`catalogs`] and [`limits`] beside the registry;
+//! [`redis_limits`] (a fleet's rate limits, in Redis) over the registry.
 
 pub mod admin;
 pub mod api_key;
@@ -16,6 +17,7 @@ mod error;
 mod key_share;
 pub mod limits;
 pub mod model;
+pub mod redis_limits;
 pub mod registry;
 pub mod store;
 pub mod wire;

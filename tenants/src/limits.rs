@@ -1,14 +1,21 @@
 //! Rate limits, enforced in this process: token buckets per tenant, per caller and per tool
 //! ([`TenantLimits`]), built from a tenant's [`RateLimits`] and rebuilt (full) when they change.
+//! A fleet of processes keeps the same buckets in Redis instead (`crate::redis_limits`); it
+//! asks [`TenantLimits::applying`] which of them a request takes a token from.
 //!
 //! A request takes one token from every bucket that applies, or from none: all of them are
 //! checked before any is consumed, so a refused request costs no bucket anything. The buckets
 //! are shared by every worker thread of the process (a limit per worker would be a limit times
 //! the workers); each is a mutex held for a few arithmetic operations.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+use roundtrip_runtime::budget::caller_key;
+use roundtrip_runtime::tenancy::Principal;
 
 use crate::model::{RateLimit, RateLimits};
 
@@ -78,6 +85,17 @@ pub fn take_all(buckets: &[&Bucket], now: Instant) -> Result<(), Duration> {
     Ok(())
 }
 
+/// Which of a tenant's buckets: its own, a caller's, or a tool's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BucketId<'a> {
+    /// Every request to the tenant.
+    Tenant,
+    /// The requests of one caller (`TenantLimits::caller`).
+    Caller(&'a str),
+    /// The `tools/call`s of one tool.
+    Tool(&'a str),
+}
+
 /// One tenant's buckets.
 #[derive(Debug, Default)]
 pub struct TenantLimits {
@@ -111,6 +129,30 @@ impl TenantLimits {
     /// Whether a per-caller (`key`) limit is set.
     pub fn limits_callers(&self) -> bool {
         self.caller.is_some()
+    }
+
+    /// Who a request of `principal` from `client` counts against: the runtime's
+    /// `budget::caller_key`, which tells anonymous callers apart by address only when a
+    /// per-caller limit needs it.
+    pub fn caller<'a>(&self, principal: &'a Principal, client: Option<IpAddr>) -> Cow<'a, str> {
+        caller_key(principal.id(), client.filter(|_| self.limits_callers()))
+    }
+
+    /// The limits a request of `caller` (a `tools/call` of `tool` when given) takes a token
+    /// under, each with the bucket it names: what a backend that keeps the buckets elsewhere
+    /// (`crate::redis_limits`) needs.
+    pub fn applying<'a>(
+        &'a self,
+        caller: &'a str,
+        tool: Option<&'a str>,
+    ) -> impl Iterator<Item = (BucketId<'a>, RateLimit)> + 'a {
+        let tenant = self.tenant.as_ref().map(|b| (BucketId::Tenant, b.limit));
+        let caller = self.caller.map(|limit| (BucketId::Caller(caller), limit));
+        let tool = tool.and_then(|name| {
+            let (name, bucket) = self.tools.get_key_value(name)?;
+            Some((BucketId::Tool(name), bucket.limit))
+        });
+        tenant.into_iter().chain(caller).chain(tool)
     }
 
     /// Admits one request of `caller` (a principal id, or `anonymous@<ip>`: the runtime's
@@ -207,6 +249,36 @@ mod tests {
         assert!(limits.admit("b", Some("slow")).is_err());
         assert_eq!(limits.admit("a", Some("echo")), Ok(()));
         assert_eq!(limits.admit("a", None), Ok(()));
+    }
+
+    #[test]
+    fn a_request_takes_from_the_tenant_its_caller_and_its_limited_tool() {
+        let mut tools = std::collections::BTreeMap::new();
+        tools.insert("slow".to_owned(), limit(1.0, 1));
+        let limits = TenantLimits::new(&RateLimits {
+            tenant: Some(limit(10.0, 10)),
+            key: Some(limit(2.0, 2)),
+            tools,
+        });
+        let ids = |tool| -> Vec<BucketId<'_>> {
+            limits.applying("key:a", tool).map(|(id, _)| id).collect()
+        };
+        assert_eq!(
+            ids(Some("slow")),
+            [
+                BucketId::Tenant,
+                BucketId::Caller("key:a"),
+                BucketId::Tool("slow")
+            ]
+        );
+        assert_eq!(
+            ids(Some("echo")),
+            [BucketId::Tenant, BucketId::Caller("key:a")]
+        );
+        assert!(TenantLimits::new(&RateLimits::default())
+            .applying("key:a", Some("slow"))
+            .next()
+            .is_none());
     }
 
     #[test]

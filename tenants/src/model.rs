@@ -176,7 +176,8 @@ pub struct RateLimit {
     pub burst: u32,
 }
 
-/// A tenant's rate limits. Each is enforced in the serving process.
+/// A tenant's rate limits, enforced by each serving process, or by the fleet together when
+/// its buckets are in Redis.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(remote = "Self", deny_unknown_fields)]
 pub struct RateLimits {

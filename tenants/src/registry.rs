@@ -20,12 +20,11 @@ use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use actix::Recipient;
-use roundtrip_runtime::budget::caller_key;
 use roundtrip_runtime::handler::Catalog;
 use roundtrip_runtime::sealing::SetTenantGrace;
 use roundtrip_runtime::tenancy::{
-    AuthError, Authenticator, Limiter, Principal, Tenant, TenantConfig, TenantDirectory,
-    TenantSettings,
+    Admission, AuthError, Authenticator, Limiter, Principal, Refusal, Tenant, TenantConfig,
+    TenantDirectory, TenantSettings,
 };
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -444,6 +443,18 @@ impl Authenticator for TenantRegistry {
     }
 }
 
+impl TenantRegistry {
+    /// The rate limits of `tenant`: `None` when it sets none (or there is no such tenant).
+    pub fn rate_limits(&self, tenant: &str) -> Option<Arc<TenantLimits>> {
+        match self.read().tenants.get(tenant) {
+            Some(entry) if !entry.limits.is_empty() => Some(entry.limits.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The buckets in this process: decided on the spot. (`crate::redis_limits` keeps them in
+/// Redis, for a fleet.)
 impl Limiter for TenantRegistry {
     fn admit(
         &self,
@@ -452,15 +463,14 @@ impl Limiter for TenantRegistry {
         client: Option<IpAddr>,
         method: &str,
         tool: Option<&str>,
-    ) -> Result<(), Duration> {
-        let limits = match self.read().tenants.get(tenant) {
-            Some(entry) if !entry.limits.is_empty() => entry.limits.clone(),
-            _ => return Ok(()),
+    ) -> Admission {
+        let Some(limits) = self.rate_limits(tenant) else {
+            return Admission::Admitted;
         };
         let tool = tool.filter(|_| method == "tools/call");
-        // Anonymous callers are told apart by address; the key is built only when a
-        // per-caller limit needs it.
-        let client = client.filter(|_| limits.limits_callers());
-        limits.admit(&caller_key(principal.id(), client), tool)
+        limits
+            .admit(&limits.caller(principal, client), tool)
+            .map_err(Refusal::OverLimit)
+            .into()
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::budget::BudgetLimits;
 use crate::metrics::Metrics;
+use crate::redis::RedisErrorCount;
 use crate::sealing::{MemoryReplayCache, ReplayCache, SealPolicy};
 use crate::tenancy::{AuditSink, Limiter};
 
@@ -38,6 +39,9 @@ pub struct RuntimeConfig {
     /// What requests count: every dispatched request's duration by tenant, method and
     /// outcome, and the rate limits' refusals.
     pub metrics: Metrics,
+    /// The failed calls of the process's Redis handle, when it has one: read at each scrape
+    /// of `/metrics` (`roundtrip_redis_errors_total`).
+    pub redis_errors: Option<RedisErrorCount>,
 }
 
 impl Default for RuntimeConfig {
@@ -53,6 +57,7 @@ impl Default for RuntimeConfig {
             audit: None,
             replay: Arc::new(MemoryReplayCache::default()),
             metrics: Metrics::default(),
+            redis_errors: None,
         }
     }
 }

@@ -29,7 +29,7 @@ use super::stamp;
 use crate::handler::Outcome;
 use crate::protocol::result::{StampedResult, StampedToolResult};
 use crate::protocol::{Era, McpError};
-use crate::tenancy::{AuditSink, CallOutcome, CallRecord};
+use crate::tenancy::{Admission, AuditSink, CallOutcome, CallRecord, Refusal};
 
 /// The span of one request, at `level`.
 macro_rules! mcp_span {
@@ -74,12 +74,18 @@ pub(crate) fn dispatch(
     async move {
         let started = Instant::now();
         let audit = Audit::begin(&call, &config);
-        let reply = match admit(&call, &config) {
+        let admitted = match admit(&call, &config) {
+            Admission::Admitted => Ok(()),
+            Admission::Refused(refusal) => Err(refusal),
+            Admission::Pending(verdict) => verdict.await,
+        };
+        let reply = match admitted {
             Ok(()) => guarded(&mut call, &protection, &config, timeout).await,
-            Err(wait) => {
+            Err(Refusal::OverLimit(wait)) => {
                 config.metrics.record_rate_limited(call.tenant.slug_arc());
                 Reply::Error(McpError::rate_limited(wait))
             }
+            Err(Refusal::Unavailable(wait)) => Reply::Error(McpError::limits_unavailable(wait)),
         };
         let took = started.elapsed();
         let outcome = reply.kind().as_str();
@@ -140,10 +146,10 @@ async fn guarded(
     }
 }
 
-/// The rate limits' verdict on `call`.
-fn admit(call: &Call, config: &RuntimeConfig) -> Result<(), Duration> {
+/// The rate limits' verdict on `call`, or the question to await for it.
+fn admit(call: &Call, config: &RuntimeConfig) -> Admission {
     let Some(limiter) = &config.limiter else {
-        return Ok(());
+        return Admission::Admitted;
     };
     let method = call.request.method.as_str();
     let tool = match method {

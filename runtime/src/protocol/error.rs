@@ -52,6 +52,9 @@ pub enum ErrorCode {
     /// Roundtrip: -31503, the process is at its memory ceiling or out of room for another
     /// long-lived stream (HTTP 503, `Retry-After`).
     OverCapacity,
+    /// Roundtrip: -31503, the rate limits could not be checked (their Redis did not answer)
+    /// and they fail closed (HTTP 503, `Retry-After`).
+    LimitsUnavailable,
 }
 
 impl ErrorCode {
@@ -74,7 +77,7 @@ impl ErrorCode {
             Self::UnknownSession => -31005,
             Self::TooManySessions => -31503,
             Self::TooManyRequests | Self::OverBudget => -31429,
-            Self::OverCapacity => -31503,
+            Self::OverCapacity | Self::LimitsUnavailable => -31503,
         }
     }
 
@@ -90,7 +93,7 @@ impl ErrorCode {
             | Self::MissingRequiredClientCapability
             | Self::UnsupportedProtocolVersion => 400,
             Self::MethodNotFound | Self::UnknownTenant | Self::UnknownSession => 404,
-            Self::TooManySessions | Self::OverCapacity => 503,
+            Self::TooManySessions | Self::OverCapacity | Self::LimitsUnavailable => 503,
             Self::TooManyRequests | Self::OverBudget => 429,
             Self::Unauthorized => 401,
             Self::Forbidden => 403,
@@ -213,6 +216,19 @@ impl McpError {
         .with_data(json!({ "retryAfterMs": ms }))
     }
 
+    /// -31503: the rate limits could not be checked and fail closed; `data.retryAfterMs` says
+    /// when to try again (HTTP 503 with `Retry-After`, in whole seconds).
+    pub fn limits_unavailable(retry_after: std::time::Duration) -> Self {
+        let ms = u64::try_from(retry_after.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        Self::new(
+            ErrorCode::LimitsUnavailable,
+            "Rate limits cannot be checked now; try again later",
+        )
+        .with_data(json!({ "retryAfterMs": ms }))
+    }
+
     /// `data.retryAfterMs` of a rate-limited error, in whole seconds rounded up.
     pub fn retry_after_secs(&self) -> Option<u64> {
         let ms = self.data.as_ref()?.get("retryAfterMs")?.as_u64()?;
@@ -275,6 +291,14 @@ mod tests {
         assert_eq!(e.data, Some(json!({"retryAfterMs": 1200})));
         assert_eq!(e.retry_after_secs(), Some(2));
         assert_eq!(McpError::internal("x").retry_after_secs(), None);
+    }
+
+    #[test]
+    fn limits_that_cannot_be_checked_are_503_with_when_to_retry() {
+        let e = McpError::limits_unavailable(std::time::Duration::from_secs(1));
+        assert_eq!((e.code.code(), e.http_status()), (-31503, 503));
+        assert_eq!(e.data, Some(json!({"retryAfterMs": 1000})));
+        assert_eq!(e.retry_after_secs(), Some(1));
     }
 
     #[test]

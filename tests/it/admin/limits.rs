@@ -8,11 +8,11 @@ use serde_json::{json, Value};
 use crate::support::{rpc, tool_call, Server, ALICE, BOB, LAB};
 
 /// A limit that lets `burst` requests through, then refills too slowly for a test to see.
-fn limit(burst: u32) -> Value {
+pub(super) fn limit(burst: u32) -> Value {
     json!({"per_second": 0.001, "burst": burst})
 }
 
-async fn set_limits(server: &Server, tenant: &str, limits: Value) {
+pub(super) async fn set_limits(server: &Server, tenant: &str, limits: Value) {
     let body = json!({"rate_limits": limits});
     let reply = server
         .admin(Method::PATCH, &format!("/tenants/{tenant}"))

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use self::balancer::Balancer;
 use self::workers::{FleetSettings, ADMIN_TOKEN, DEMO_KEY};
-use crate::support::redis_process::RedisProcess;
+use crate::support::redis::SpareRedis;
 use crate::support::serve_process::Serve;
 use crate::support::{accept, mcp_headers, retry, tool_call};
 
@@ -221,7 +221,7 @@ async fn flows(fleet: &Fleet, first_id: u64, n: u64) -> Vec<Value> {
 
 #[actix_web::test]
 async fn restarting_redis_mid_traffic_fails_no_modern_flow() {
-    let redis = RedisProcess::start();
+    let redis = SpareRedis::start();
     let settings = FleetSettings::new(&redis.url()).await;
     let fleet = Fleet::start(&settings, 3).await;
     assert_eq!(flows(&fleet, 1, 5).await, Vec::<Value>::new());
@@ -232,7 +232,7 @@ async fn restarting_redis_mid_traffic_fails_no_modern_flow() {
         Vec::<Value>::new(),
         "while Redis is down"
     );
-    let _redis = RedisProcess::start_on(port);
+    let _redis = SpareRedis::start_on(port);
     assert_eq!(
         flows(&fleet, 201, 10).await,
         Vec::<Value>::new(),

@@ -10,7 +10,8 @@
 //! - `schema`: the committed MCP JSON schemas the checks validate against;
 //! - `lab`: the test catalog; `legacy_client`: a 2025-11-25 client; `h2c_client`: HTTP/2;
 //!   `stdio_in_process`: the stdio server in this process, for a tenant and caller a test holds;
-//!   `serve_process`: `roundtrip serve` as a child process.
+//!   `serve_process`: `roundtrip serve` as a child process; `redis`: the machine's Redis under
+//!   a prefix of the test's own, and a Redis a test can stop.
 //!
 //! Edges go one way: `legacy_client` -> `requests` -> `server` -> `lab`; `requests` ->
 //! `replies` -> `wire_checks` -> `schema`, `protocol`; `h2c_client` -> `replies`. The names
@@ -21,7 +22,7 @@ pub(crate) mod h2c_client;
 pub(crate) mod lab;
 pub(crate) mod legacy_client;
 mod protocol;
-pub(crate) mod redis_process;
+pub(crate) mod redis;
 mod replies;
 mod requests;
 pub(crate) mod schema;

@@ -17,6 +17,7 @@ use std::time::Duration;
 use roundtrip::config::Config;
 use roundtrip::wiring::{self, Running};
 use roundtrip_runtime::handler::Catalog;
+use roundtrip_runtime::redis::Redis;
 use roundtrip_runtime::sealing::{KeyShare, LocalKeyShare, MasterKey};
 use roundtrip_runtime::tenancy::{Tenant, TenantDirectory};
 use roundtrip_tenants::catalogs::CatalogSource;
@@ -115,6 +116,24 @@ impl Server {
         master: MasterKey,
         tune: impl FnOnce(&mut Config),
     ) -> Server {
+        Server::start_fleet_worker(share, master, None, tune).await
+    }
+
+    /// A server whose rate limits are kept in `redis`, as a worker process of a fleet keeps
+    /// them.
+    pub(crate) async fn start_limiting_in(redis: Redis, tune: impl FnOnce(&mut Config)) -> Server {
+        let share = Arc::new(LocalKeyShare::new());
+        Server::start_fleet_worker(share, MasterKey::generate(), Some(redis), tune).await
+    }
+
+    /// A server with what a worker process of a fleet shares with the others: its key rings
+    /// in `share`, wrapped under `master`, and its rate limits in `redis` when given.
+    async fn start_fleet_worker(
+        share: Arc<dyn KeyShare>,
+        master: MasterKey,
+        redis: Option<Redis>,
+        tune: impl FnOnce(&mut Config),
+    ) -> Server {
         let mut config = Config {
             listen: "127.0.0.1:0".into(),
             workers: Some(1),
@@ -159,7 +178,7 @@ impl Server {
         let registry = Arc::new(TenantRegistry::new(Arc::new(store), catalogs.clone()));
         registry.load().await.expect("the test tenants load");
 
-        let running = wiring::start_sharing(&config, registry, None, share, master)
+        let running = wiring::start_sharing(&config, registry, None, share, master, redis)
             .await
             .expect("the server starts");
         let client = awc::Client::builder()

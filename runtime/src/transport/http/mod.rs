@@ -124,7 +124,7 @@ impl McpService {
             legacy_sessions: legacy.sessions.clone(),
             audit: runtime.audit.clone(),
             key_share: keys.as_ref().map(|k| k.share_health.clone()),
-            redis_errors: runtime.metrics.redis_errors(),
+            redis_errors: runtime.redis_errors.clone(),
         }));
         Arc::new(Self {
             directory,
