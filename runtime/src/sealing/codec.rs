@@ -13,12 +13,12 @@
 //!   seals per key (NIST SP 800-38D, §8.3): past that a nonce collision becomes likely
 //!   enough to matter, and one collision leaks the GHASH key, which lets an attacker forge
 //!   tokens with any binding. So every [`StateKey`] counts its seals ([`StateKey::seals`]),
-//!   and a key is rotated out of sealing after [`ROTATE_AFTER_SEALS`] (2^30) of them, or
+//!   and a key is rotated out of sealing after [`ROTATE_AFTER_SEALS`] (2^28) of them, or
 //!   once it is older than the `KeyManager`'s `rotate_every` (6 h by default), whichever
 //!   comes first (see `key_manager`). The count is per process and starts at 0 whenever a
 //!   key is loaded; if several processes seal with one shared key, each counts its own
-//!   seals, so the limit keeps up to four such processes within 2^32 together, and the age
-//!   limit bounds the rest.
+//!   seals, so the limit keeps a fleet of up to 16 processes within 2^32 together, and the
+//!   age limit bounds the rest (docs/ARCHITECTURE.md, "The nonce bound across a fleet").
 //!
 //! The token is attacker-controlled on the way back in, so parsing is strict: only canonical
 //! unpadded base64url is accepted (no `=`, no `+` or `/`, no stray trailing bits), so each
@@ -55,11 +55,12 @@ const NONCE_LEN: usize = 12;
 const TAG_LEN: usize = 16;
 const KID_RANDOM_BYTES: usize = 8;
 
-/// How many seals a key may make (in one process) before it must be rotated: 2^30, a
-/// quarter of the 2^32 random-nonce bound of AES-GCM. See [`KeyRing::needs_rotation`].
+/// How many seals a key may make (in one process) before it must be rotated: 2^28, a
+/// sixteenth of the 2^32 random-nonce bound of AES-GCM, so 16 processes sealing with one
+/// shared key stay within it together. See [`KeyRing::needs_rotation`].
 ///
 /// [`KeyRing::needs_rotation`]: super::KeyRing::needs_rotation
-pub const ROTATE_AFTER_SEALS: u64 = 1 << 30;
+pub const ROTATE_AFTER_SEALS: u64 = 1 << 28;
 
 /// One AES-256-GCM key, its id, when it was made, and how many seals it has made here. The
 /// cipher is built once, here, never per request.

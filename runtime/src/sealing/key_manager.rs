@@ -49,10 +49,18 @@
 //! [`SetTenantGrace`], and a [`Rotate`] may pass one.
 //!
 //! Seal counts are per process (see `codec`); a ring read back from the share keeps the
-//! counts of the keys this process already holds ([`KeyRing::reusing`]). This manager reads
-//! the share only when it first meets a tenant, when it rotates and when it prunes: with a
-//! shared backend a process learns of another process's rotation only at its own next
-//! rotation of that tenant.
+//! counts of the keys this process already holds ([`KeyRing::reusing`]).
+//!
+//! **Other processes' changes** reach this one by [`Refresh`]: sent when another process
+//! announces a change (`crate::redis::follow_key_rings`), and by a worker that meets a token
+//! under a kid it lacks (at most one read of the share per tenant per
+//! [`UNKNOWN_KID_REFRESH_EVERY`]); and by the periodic refresh of every held ring
+//! ([`KeyManagerConfig::refresh_every`]), for an announcement that was lost. A share that lost
+//! a ring (a Redis restarted empty) gets the held keys back at the next load.
+//!
+//! **Publish, then activate**: with an [`KeyManagerConfig::activation_delay`], a rotation
+//! stores the new key as pending (it opens at once, seals later) and every manager promotes it
+//! by the clock when its time comes, so no worker seals under a key another has not heard of.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;

@@ -16,7 +16,7 @@ use self::balancer::Balancer;
 use self::workers::{FleetSettings, ADMIN_TOKEN, DEMO_KEY};
 use crate::support::redis::SpareRedis;
 use crate::support::serve_process::Serve;
-use crate::support::{accept, mcp_headers, retry, tool_call};
+use crate::support::{accept, mcp_headers, retry, rpc, tool_call};
 
 /// The machine's Redis (CI starts it).
 const REDIS: &str = "redis://127.0.0.1:6379";
@@ -89,6 +89,21 @@ async fn greet_flow(fleet: &Fleet, id: u64) -> Result<(), Value> {
     } else {
         Err(done)
     }
+}
+
+/// Sends `tools/list` to the demo tenant through the balancer; the HTTP status.
+async fn list_tools(fleet: &Fleet) -> u16 {
+    let body = rpc(1, "tools/list", json!({}));
+    let mut req = client()
+        .post(format!("{}/t/demo/mcp", fleet.balancer.url))
+        .insert_header(("content-type", "application/json"))
+        .insert_header(("accept", "application/json, text/event-stream"))
+        .insert_header(("authorization", format!("Bearer {DEMO_KEY}")));
+    for (name, value) in mcp_headers(Some(&body)) {
+        req = req.insert_header((name, value));
+    }
+    let resp = req.send_json(&body).await.expect("the balancer answers");
+    resp.status().as_u16()
 }
 
 /// Rotates the demo tenant's requestState key through the balancer, retrying for up to 10 s
@@ -247,6 +262,34 @@ async fn restarting_redis_mid_traffic_fails_no_modern_flow() {
         Vec::<Value>::new(),
         "after a rotation"
     );
+    fleet.stop().await;
+    settings.remove().await;
+}
+
+#[actix_web::test]
+async fn a_rate_limit_holds_for_the_fleet_not_per_worker() {
+    let settings = FleetSettings::new(REDIS).await;
+    let fleet = Fleet::start(&settings, 3).await;
+    let mut resp = client()
+        .patch(format!("{}/admin/v1/tenants/demo", fleet.balancer.url))
+        .insert_header(("authorization", format!("Bearer {ADMIN_TOKEN}")))
+        .send_json(&json!({"rate_limits": {"tenant": {"per_second": 0.001, "burst": 5}}}))
+        .await
+        .expect("the balancer answers");
+    assert_eq!(resp.status(), 200, "{:?}", resp.body().await);
+    // Every worker follows the store's changes, every 100 ms in these tests.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+
+    let mut statuses = Vec::new();
+    for _ in 0..15 {
+        statuses.push(list_tools(&fleet).await);
+    }
+    let admitted = statuses.iter().filter(|s| **s == 200).count();
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!((admitted, refused), (5, 10), "{statuses:?}");
+    // The 15 requests went round robin over all three workers.
+    let routes = fleet.balancer.answered_by();
+    assert!((0..3).all(|w| routes.iter().rev().take(15).any(|r| *r == w)));
     fleet.stop().await;
     settings.remove().await;
 }
