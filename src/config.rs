@@ -79,6 +79,10 @@ pub struct Config {
     /// The prefix of every Redis key and channel this fleet uses (`ROUNDTRIP_REDIS_PREFIX`),
     /// so several fleets can share one Redis. Letters, digits, `-`, `_`, `.`; 1 to 64.
     pub redis_prefix: String,
+    /// With Redis, the URL the other workers reach this one at, to forward a legacy session's
+    /// requests to it (`ROUNDTRIP_ADVERTISE_URL`, `http://10.0.0.5:8080`). Unset: the listen
+    /// address, or, listening on `0.0.0.0`, this host's address on its route to Redis.
+    pub advertise_url: Option<String>,
     pub limits: LimitsSettings,
     pub tenants: TenantsSettings,
     pub audit: AuditSettings,
@@ -118,6 +122,7 @@ impl std::fmt::Debug for Config {
             )
             .field("redis_url", &self.redis_url.as_ref().map(|_| "<redacted>"))
             .field("redis_prefix", &self.redis_prefix)
+            .field("advertise_url", &self.advertise_url)
             .field("limits", &self.limits)
             .field("tenants", &self.tenants)
             .field("audit", &self.audit)
@@ -327,6 +332,7 @@ impl Default for Config {
             master_key: None,
             redis_url: None,
             redis_prefix: "roundtrip".into(),
+            advertise_url: None,
             limits: LimitsSettings::default(),
             tenants: TenantsSettings::default(),
             audit: AuditSettings::default(),
@@ -422,6 +428,8 @@ pub enum InvalidConfig {
     RedisUrl(#[source] RedisUrlError),
     #[error("`redis_prefix` is {0:?}: use 1 to 64 letters, digits, `-`, `_` or `.`")]
     RedisPrefix(String),
+    #[error("`advertise_url` is {0:?}: use http://HOST:PORT, as the other workers reach this one")]
+    AdvertiseUrl(String),
 }
 
 /// Longest idle time of a legacy session, and longest wait for one answer: a day.
@@ -522,6 +530,12 @@ impl Config {
                 .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
         if !prefix_ok {
             return Err(InvalidConfig::RedisPrefix(self.redis_prefix.clone()));
+        }
+        if let Some(url) = &self.advertise_url {
+            let rest = url.strip_prefix("http://").unwrap_or_default();
+            if rest.is_empty() || rest.contains(char::is_whitespace) || rest.contains('@') {
+                return Err(InvalidConfig::AdvertiseUrl(url.clone()));
+            }
         }
 
         let http = &self.http;

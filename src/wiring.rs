@@ -20,7 +20,10 @@ use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
 use roundtrip_runtime::metrics::Metrics;
-use roundtrip_runtime::redis::{follow_key_rings, Redis, RedisKeyShare, RedisReplayCache};
+use roundtrip_runtime::legacy::directory::SessionFleet;
+use roundtrip_runtime::redis::{
+    follow_key_rings, Redis, RedisKeyShare, RedisReplayCache, RedisSessionDirectory,
+};
 use roundtrip_runtime::sealing::{
     EnsureTenant, KeyManager, KeyManagerConfig, KeyShare, LocalKeyShare, MasterKey,
     MemoryReplayCache, RingError, SealPolicy, Snapshot,
@@ -279,6 +282,9 @@ pub async fn dispatching(
         },
         metrics: Metrics::default(),
         redis_errors: redis.as_ref().map(Redis::error_count),
+        sessions: redis.as_ref().map(|redis| {
+            SessionFleet::new(Arc::new(RedisSessionDirectory::new(redis.clone())))
+        }),
     };
     Ok(Dispatching {
         runtime,
@@ -314,6 +320,22 @@ pub async fn start_with(
     let own_keys = Arc::new(LocalKeyShare::new());
     let master = MasterKey::generate();
     start_sharing(config, registry, generated_demo_key, own_keys, master, None).await
+}
+
+/// The URL the other workers of a fleet reach this one at: `advertise_url` when set; else
+/// the address it listens on, unless that is a wildcard (`0.0.0.0`, `::`), for which this
+/// host's address on its route to Redis stands in.
+fn advertised_url(config: &Config, listening: SocketAddr, redis: Option<&Redis>) -> String {
+    if let Some(url) = &config.advertise_url {
+        return url.trim_end_matches('/').to_owned();
+    }
+    let ip = match listening.ip() {
+        ip if !ip.is_unspecified() => ip,
+        _ => redis
+            .and_then(Redis::local_ip_toward)
+            .unwrap_or(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST)),
+    };
+    format!("http://{}", SocketAddr::new(ip, listening.port()))
 }
 
 /// The limiter requests are admitted by: the limits of `registry`'s tenants, their buckets in
@@ -384,6 +406,7 @@ pub async fn start_fleet(
     runtime.audit = audit
         .clone()
         .map(|log| Arc::new(log) as Arc<dyn roundtrip_runtime::tenancy::AuditSink>);
+    let redis_for_address = redis.clone();
     runtime.limiter = Some(limiter_for(config, registry.clone(), redis));
     let admin_api = Arc::new(AdminApi::new(
         registry.clone(),
@@ -402,6 +425,7 @@ pub async fn start_fleet(
         streams: config.streams.runtime(),
     };
     let directory: Arc<dyn TenantDirectory> = registry.clone();
+    let fleet = runtime.sessions.clone();
     let service = McpService::new(
         directory,
         registry.clone(),
@@ -432,6 +456,11 @@ pub async fn start_fleet(
         .bind_auto_h2c(&config.listen)
         .with_context(|| format!("binding {}", config.listen))?;
     let addr = *server.addrs().first().context("no listening address")?;
+    if let Some(fleet) = &fleet {
+        let url = advertised_url(config, addr, redis_for_address.as_ref());
+        tracing::info!(url = %url, "other workers forward this one's legacy sessions to it here");
+        fleet.set_owner(url);
+    }
     let server = server.run();
     let handle = server.handle();
     actix_rt::spawn(server);

@@ -89,6 +89,8 @@ pub struct Metrics {
     notifications: Counter,
     rejected_http: Counter,
     streams_open: Gauge,
+    forwards: Family<OutcomeLabels, Counter>,
+    forward_durations: Histogram,
 }
 
 impl Default for Metrics {
@@ -104,6 +106,8 @@ impl Default for Metrics {
             notifications: Counter::default(),
             rejected_http: Counter::default(),
             streams_open: Gauge::default(),
+            forwards: Family::default(),
+            forward_durations: forward_histogram(),
         }
     }
 }
@@ -148,6 +152,16 @@ impl Metrics {
         self.rejected_http.inc();
     }
 
+    /// A legacy session's request forwarded to the worker that holds the session: `outcome`
+    /// is `forwarded` (the owner answered; `took` is until its response head came back) or
+    /// `owner_gone` (the owner could not be reached).
+    pub(crate) fn record_forward(&self, outcome: &'static str, took: Duration) {
+        self.forwards.get_or_create(&OutcomeLabels { outcome }).inc();
+        if outcome == "forwarded" {
+            self.forward_durations.observe(took.as_secs_f64());
+        }
+    }
+
     pub(crate) fn record_notification(&self) {
         self.notifications.inc();
     }
@@ -186,6 +200,16 @@ impl Metrics {
             "roundtrip_http_rejected",
             "Requests refused before dispatch (guard, size, auth, tenant, envelope)",
             self.rejected_http.clone(),
+        );
+        registry.register(
+            "roundtrip_legacy_forwards",
+            "Legacy session requests forwarded to the worker holding the session, by outcome",
+            self.forwards.clone(),
+        );
+        registry.register(
+            "roundtrip_legacy_forward_seconds",
+            "Time a forwarded legacy request waited for the owner's response head",
+            self.forward_durations.clone(),
         );
         registry.register(
             "roundtrip_sse_streams_open",
@@ -261,6 +285,16 @@ impl Collector for Gathered {
         }
         Ok(())
     }
+}
+
+/// Buckets for forward times: 50 µs to 1 s (a forward on loopback takes well under 1 ms).
+fn forward_histogram() -> Histogram {
+    Histogram::new(
+        [
+            0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0,
+        ]
+        .into_iter(),
+    )
 }
 
 #[cfg(test)]

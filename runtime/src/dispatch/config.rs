@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::budget::BudgetLimits;
+use crate::legacy::directory::SessionFleet;
 use crate::metrics::Metrics;
 use crate::redis::RedisErrorCount;
 use crate::sealing::{MemoryReplayCache, ReplayCache, SealPolicy};
@@ -42,6 +43,9 @@ pub struct RuntimeConfig {
     /// The failed calls of the process's Redis handle, when it has one: read at each scrape
     /// of `/metrics` (`roundtrip_redis_errors_total`).
     pub redis_errors: Option<RedisErrorCount>,
+    /// Legacy sessions shared with the other workers of a fleet: the directory that says which
+    /// worker holds each session. `None`: sessions are this process's alone.
+    pub sessions: Option<SessionFleet>,
 }
 
 impl Default for RuntimeConfig {
@@ -58,6 +62,7 @@ impl Default for RuntimeConfig {
             replay: Arc::new(MemoryReplayCache::default()),
             metrics: Metrics::default(),
             redis_errors: None,
+            sessions: None,
         }
     }
 }

@@ -6,11 +6,13 @@
 //! - [`bridge`]: the LegacyBridge actor, which matches the client's answers to the
 //!   server-to-client requests the shim sent;
 //! - `relay`: the shim's way to the client, one leg per input request;
-//! - [`handshake`]: the `initialize` request and its result.
+//! - [`handshake`]: the `initialize` request and its result;
+//! - [`directory`]: which worker of a fleet holds each session, so the others forward to it.
 //!
 //! A modern request never reaches this module: the transport decides the era first.
 
 pub mod bridge;
+pub mod directory;
 pub mod handshake;
 mod relay;
 pub mod session;
@@ -49,6 +51,70 @@ pub struct Legacy {
 }
 
 impl Legacy {
+    /// Records `id`, just begun here, in the fleet's directory (if the process is in one), so
+    /// that its requests landing on other workers are forwarded here. Fails only when the
+    /// directory cannot be written: the session must then end, since only this worker could
+    /// serve it.
+    pub async fn register_in_fleet(
+        &self,
+        id: &str,
+        tenant: &Tenant,
+        version: &str,
+    ) -> Result<(), directory::DirectoryUnavailable> {
+        let Some(fleet) = &self.runtime.sessions else {
+            return Ok(());
+        };
+        let Some(owner) = fleet.owner() else {
+            return Ok(());
+        };
+        let entry = directory::DirectoryEntry {
+            owner: owner.to_owned(),
+            tenant: tenant.slug().to_owned(),
+            version: version.to_owned(),
+        };
+        fleet
+            .directory()
+            .register(id, &entry, directory::ENTRY_TTL)
+            .await
+    }
+
+    /// Removes `id`, which ended here, from the fleet's directory, without waiting.
+    pub(crate) fn forget_in_fleet(&self, id: &str) {
+        let Some(fleet) = self.runtime.sessions.clone() else {
+            return;
+        };
+        let id = id.to_owned();
+        actix_rt::spawn(async move {
+            if let Err(e) = fleet.directory().forget(&id).await {
+                // It expires on its own once no longer renewed.
+                tracing::warn!(error = %e, "could not remove an ended legacy session from the directory");
+            }
+        });
+    }
+
+    /// Renews this process's sessions in the fleet's directory every
+    /// [`directory::RENEW_EVERY`] until `stop`; nothing without a fleet.
+    pub fn keep_registered(&self, stop: tokio_util::sync::CancellationToken) {
+        let Some(fleet) = self.runtime.sessions.clone() else {
+            return;
+        };
+        let sessions = self.sessions.clone();
+        actix_rt::spawn(async move {
+            let mut every = tokio::time::interval(fleet.renew_every());
+            every.tick().await;
+            loop {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = every.tick() => {}
+                }
+                let ids = sessions.ids();
+                if let Err(e) = fleet.directory().renew(&ids, directory::ENTRY_TTL).await {
+                    tracing::warn!(error = %e, sessions = ids.len(), "could not renew legacy sessions in the directory");
+                }
+            }
+        });
+    }
+
     /// Starts the process's LegacyBridge on the current arbiter, with a byte ledger of its
     /// own (`runtime.budgets`).
     pub fn start(runtime: Arc<RuntimeConfig>) -> Self {

@@ -156,6 +156,16 @@ impl Sessions {
         Some(entry.addr)
     }
 
+    /// Whether `id` is a session of this process, whoever presents it.
+    pub fn holds(&self, id: &str) -> bool {
+        self.live().sessions.contains_key(id)
+    }
+
+    /// The ids of every live session.
+    pub fn ids(&self) -> Vec<String> {
+        self.live().sessions.keys().map(|id| id.to_string()).collect()
+    }
+
     /// How many sessions are live (`roundtrip_legacy_sessions` on `/metrics`).
     pub fn len(&self) -> usize {
         self.live().sessions.len()

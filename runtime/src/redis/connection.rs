@@ -120,6 +120,22 @@ impl Redis {
         format!("{}:{name}", self.prefix)
     }
 
+    /// The address of this host on its route to Redis: the one the other workers of a fleet,
+    /// which reach the same Redis, most likely reach this one at. No packet is sent (a UDP
+    /// socket is only connected, which picks the route). `None` for a Redis on a Unix socket.
+    pub fn local_ip_toward(&self) -> Option<std::net::IpAddr> {
+        use std::net::{ToSocketAddrs, UdpSocket};
+        let redis::ConnectionAddr::Tcp(host, port) = self.client.get_connection_info().addr()
+        else {
+            return None;
+        };
+        let target = (host.as_str(), *port).to_socket_addrs().ok()?.next()?;
+        let any = if target.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+        let socket = UdpSocket::bind(any).ok()?;
+        socket.connect(target).ok()?;
+        Some(socket.local_addr().ok()?.ip())
+    }
+
     /// A client to open connections of its own with (a subscription needs one).
     pub fn client(&self) -> &Client {
         &self.client

@@ -10,13 +10,16 @@
 //! - `announcements`: [`follow_key_rings`], which hears those announcements and has the
 //!   `KeyManager` reload the ring that changed.
 //! - `replay`: [`RedisReplayCache`], the single-use record shared by the fleet.
+//! - `sessions`: [`RedisSessionDirectory`], which worker holds each legacy session.
 
 mod announcements;
 mod connection;
 mod key_share;
 mod replay;
+mod sessions;
 
 pub use announcements::follow_key_rings;
 pub use connection::{Redis, RedisErrorCount, RedisUrlError, CALL_TIMEOUT};
 pub use key_share::RedisKeyShare;
 pub use replay::RedisReplayCache;
+pub use sessions::RedisSessionDirectory;

@@ -2,9 +2,11 @@
 //! Redis, behind a per-request round-robin balancer, with no sticky sessions. Every round of
 //! a call may land on another worker, and none of them may lose a flow: not when the rounds
 //! alternate workers, not when a key is rotated mid-traffic, not when a worker is killed, not
-//! when Redis restarts.
+//! when Redis restarts. A legacy session's requests that land on another worker than the
+//! one holding it are forwarded there, the shim's answers included.
 
 mod balancer;
+mod legacy_flow;
 mod workers;
 
 use std::time::Duration;
@@ -13,6 +15,7 @@ use roundtrip_runtime::sealing::kid_of;
 use serde_json::{json, Value};
 
 use self::balancer::Balancer;
+use self::legacy_flow::LegacyFlow;
 use self::workers::{FleetSettings, ADMIN_TOKEN, DEMO_KEY};
 use crate::support::redis::SpareRedis;
 use crate::support::serve_process::Serve;
@@ -290,6 +293,68 @@ async fn a_rate_limit_holds_for_the_fleet_not_per_worker() {
     // The 15 requests went round robin over all three workers.
     let routes = fleet.balancer.answered_by();
     assert!((0..3).all(|w| routes.iter().rev().take(15).any(|r| *r == w)));
+    fleet.stop().await;
+    settings.remove().await;
+}
+
+#[actix_web::test]
+async fn legacy_shim_flows_whose_requests_and_answers_land_on_other_workers_complete() {
+    let settings = FleetSettings::new(REDIS).await;
+    let fleet = Fleet::start(&settings, 3).await;
+    for n in 0..3 {
+        let session = LegacyFlow::begin(&fleet.balancer.url).await;
+        let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "greet", "arguments": {}}});
+        let (status, mut events) = session.post(&call).await;
+        assert_eq!(status, 200);
+        let leg = events.next().await.expect("the shim's elicitation");
+        assert_eq!(leg["method"], "elicitation/create", "{leg}");
+        let answer = json!({"jsonrpc": "2.0", "id": leg["id"],
+            "result": {"action": "accept", "content": {"name": format!("Ada {n}")}}});
+        let (answered, _) = session.post(&answer).await;
+        assert_eq!(answered, 202);
+        let done = events.next().await.expect("the call's result");
+        assert_eq!(done["result"]["content"][0]["text"], format!("Hello, Ada {n}!"), "{done}");
+        assert_eq!(session.delete().await, 200);
+        let (gone, _) = session.post_json(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})).await;
+        assert_eq!(gone, 404);
+    }
+    // Each session's five requests went to more than one worker: the forwards were needed.
+    let routes = fleet.balancer.answered_by();
+    assert!((0..3).all(|w| routes.contains(&w)), "{routes:?}");
+    fleet.stop().await;
+    settings.remove().await;
+}
+
+#[actix_web::test]
+async fn a_legacy_session_whose_worker_died_gets_404_on_every_other_worker() {
+    let settings = FleetSettings::new(REDIS).await;
+    let mut fleet = Fleet::start(&settings, 3).await;
+    let session = LegacyFlow::begin(&fleet.balancer.url).await;
+    let owner = fleet.balancer.answered_by()[0];
+    fleet.kill(owner);
+    for _ in 0..3 {
+        let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+        let (status, reply) = session.post_json(&ping).await;
+        assert_eq!(status, 404, "{reply}");
+        assert_eq!(reply["error"]["code"], -31005, "{reply}");
+    }
+    // The others found the session in the directory and could not reach its owner.
+    let mut gone = 0;
+    for worker in fleet.workers.iter().flatten() {
+        let mut resp = client()
+            .get(format!("{}/metrics", worker.url))
+            .send()
+            .await
+            .expect("a worker answers");
+        let text = String::from_utf8_lossy(&resp.body().await.expect("metrics")).into_owned();
+        gone += text
+            .lines()
+            .find_map(|l| l.strip_prefix("roundtrip_legacy_forwards_total{outcome=\"owner_gone\"} "))
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    assert!(gone >= 1, "no forward met the dead owner");
     fleet.stop().await;
     settings.remove().await;
 }

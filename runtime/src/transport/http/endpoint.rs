@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::client::client_address;
 use super::error::RpcError;
+use super::forward;
 use super::headers::Headers;
 use super::inflight::InFlight;
 use super::legacy;
@@ -48,6 +49,11 @@ pub(crate) async fn route(
         return Err(RpcError::not_found());
     };
     let service = service.into_inner();
+    if let Some(forwarder) = &dispatcher.forwarder {
+        if let Some(owner) = forward::owner_of(&req, slug, &service).await {
+            return forward::to_owner(&owner, &req, payload, &service, forwarder).await;
+        }
+    }
     match *req.method() {
         Method::POST => post(&req, slug, payload, &service, &dispatcher).await,
         Method::GET => get(&req, slug, &service).await,
@@ -141,7 +147,7 @@ async fn handle(
     match incoming {
         Incoming::Request(request) if legacy::is_handshake(headers, &request) => {
             let account = Account::of(&tenant, principal.id_arc(), client);
-            legacy::initialize(request, tenant, principal, &account, service)
+            legacy::initialize(request, tenant, principal, &account, service).await
         }
         Incoming::Request(request) if has_modern_envelope(request.params.as_ref()) => {
             let caller = (tenant, principal, client);

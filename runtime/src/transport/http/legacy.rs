@@ -28,11 +28,12 @@ use crate::legacy::sessions::Found;
 use crate::legacy::{handshake, SessionOn};
 use crate::protocol::jsonrpc::Response;
 use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
-use crate::protocol::{Era, McpError, Notification, Request};
+use crate::protocol::{Era, ErrorCode, McpError, Notification, Request};
 
 /// `initialize`: a new session for this tenant and caller, charged to `account`, unless a
-/// cap or a budget is reached.
-pub(crate) fn initialize(
+/// cap or a budget is reached. In a fleet the session is recorded in the directory before
+/// the client gets its id (503 if it cannot be: no other worker could find the session).
+pub(crate) async fn initialize(
     request: Request,
     tenant: Arc<Tenant>,
     principal: Principal,
@@ -41,10 +42,30 @@ pub(crate) fn initialize(
 ) -> Result<HttpResponse, RpcError> {
     let id = request.id.clone();
     let init = handshake::parse(&request).map_err(|e| RpcError::refused(Some(&id), e))?;
+    let version = init.version.as_str();
     let begun = service
         .legacy
         .begin(init, &tenant, &principal, account, SessionOn::Http)
         .map_err(|refused| RpcError::refused(Some(&id), refused.to_error()))?;
+    if let Err(e) = service
+        .legacy
+        .register_in_fleet(&begun.id, &tenant, version)
+        .await
+    {
+        tracing::warn!(error = %e, "legacy session refused: the session directory is unavailable");
+        service.legacy.sessions.remove(&begun.id);
+        begun.addr.do_send(End {
+            why: "the session directory is unavailable",
+        });
+        return Err(RpcError::refused(
+            Some(&id),
+            McpError::new(
+                ErrorCode::OverCapacity,
+                "Legacy sessions are unavailable right now; try again shortly",
+            )
+            .with_data(serde_json::json!({ "retryAfterMs": 1000 })),
+        ));
+    }
     let mut response = json_result(&id, &begun.result);
     if let Ok(value) = HeaderValue::from_str(&begun.id) {
         response.headers_mut().insert(SESSION_ID, value);

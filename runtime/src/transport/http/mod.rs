@@ -13,6 +13,7 @@ mod client;
 mod descriptors;
 mod endpoint;
 mod error;
+mod forward;
 mod guard;
 mod headers;
 mod health;
@@ -118,6 +119,8 @@ impl McpService {
         }
         let runtime = Arc::new(runtime);
         let legacy = Legacy::start(runtime.clone());
+        let shutdown = CancellationToken::new();
+        legacy.keep_registered(shutdown.clone());
         let mut registry = Registry::default();
         runtime.metrics.register(&mut registry);
         registry.register_collector(Box::new(Gathered {
@@ -134,7 +137,7 @@ impl McpService {
             descriptors: descriptors::Descriptors::of_this_process(http.streams.fd_headroom),
             http,
             keys,
-            shutdown: CancellationToken::new(),
+            shutdown,
             metrics: runtime.metrics.clone(),
             registry,
             runtime,
@@ -174,6 +177,7 @@ impl McpService {
         WorkerDispatcher {
             _actor: actor,
             state,
+            forwarder: self.runtime.sessions.is_some().then(forward::Forwarder::new),
         }
     }
 }
@@ -184,6 +188,9 @@ impl McpService {
 pub(crate) struct WorkerDispatcher {
     _actor: Addr<Dispatcher>,
     pub(crate) state: WorkerState,
+    /// In a fleet sharing legacy sessions: this worker's client for forwarding a session's
+    /// requests to the worker that holds it.
+    pub(crate) forwarder: Option<forward::Forwarder>,
 }
 
 /// Registers the MCP endpoint, `/healthz`, `/readyz`, `/metrics` and JSON 404s.
