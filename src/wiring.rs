@@ -19,8 +19,8 @@ use actix::{Actor, Arbiter};
 use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
-use roundtrip_runtime::metrics::Metrics;
 use roundtrip_runtime::legacy::directory::SessionFleet;
+use roundtrip_runtime::metrics::Metrics;
 use roundtrip_runtime::redis::{
     follow_key_rings, Redis, RedisKeyShare, RedisReplayCache, RedisSessionDirectory,
 };
@@ -282,9 +282,9 @@ pub async fn dispatching(
         },
         metrics: Metrics::default(),
         redis_errors: redis.as_ref().map(Redis::error_count),
-        sessions: redis.as_ref().map(|redis| {
-            SessionFleet::new(Arc::new(RedisSessionDirectory::new(redis.clone())))
-        }),
+        sessions: redis
+            .as_ref()
+            .map(|redis| SessionFleet::new(Arc::new(RedisSessionDirectory::new(redis.clone())))),
     };
     Ok(Dispatching {
         runtime,

@@ -156,7 +156,9 @@ impl Metrics {
     /// is `forwarded` (the owner answered; `took` is until its response head came back) or
     /// `owner_gone` (the owner could not be reached).
     pub(crate) fn record_forward(&self, outcome: &'static str, took: Duration) {
-        self.forwards.get_or_create(&OutcomeLabels { outcome }).inc();
+        self.forwards
+            .get_or_create(&OutcomeLabels { outcome })
+            .inc();
         if outcome == "forwarded" {
             self.forward_durations.observe(took.as_secs_f64());
         }

@@ -163,7 +163,11 @@ impl Sessions {
 
     /// The ids of every live session.
     pub fn ids(&self) -> Vec<String> {
-        self.live().sessions.keys().map(|id| id.to_string()).collect()
+        self.live()
+            .sessions
+            .keys()
+            .map(|id| id.to_string())
+            .collect()
     }
 
     /// How many sessions are live (`roundtrip_legacy_sessions` on `/metrics`).

@@ -130,7 +130,11 @@ impl Redis {
             return None;
         };
         let target = (host.as_str(), *port).to_socket_addrs().ok()?.next()?;
-        let any = if target.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" };
+        let any = if target.is_ipv4() {
+            "0.0.0.0:0"
+        } else {
+            "[::]:0"
+        };
         let socket = UdpSocket::bind(any).ok()?;
         socket.connect(target).ok()?;
         Some(socket.local_addr().ok()?.ip())

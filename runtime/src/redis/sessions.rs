@@ -62,9 +62,9 @@ impl SessionDirectory for RedisSessionDirectory {
         let key = self.key(id);
         let value: Option<String> = self
             .redis
-            .call(|mut conn| async move {
-                redis::cmd("GET").arg(&key).query_async(&mut conn).await
-            })
+            .call(
+                |mut conn| async move { redis::cmd("GET").arg(&key).query_async(&mut conn).await },
+            )
             .await
             .map_err(unavailable)?;
         value
@@ -76,7 +76,10 @@ impl SessionDirectory for RedisSessionDirectory {
         let key = self.key(id);
         self.redis
             .call(|mut conn| async move {
-                redis::cmd("DEL").arg(&key).query_async::<()>(&mut conn).await
+                redis::cmd("DEL")
+                    .arg(&key)
+                    .query_async::<()>(&mut conn)
+                    .await
             })
             .await
             .map_err(unavailable)

@@ -314,9 +314,15 @@ async fn legacy_shim_flows_whose_requests_and_answers_land_on_other_workers_comp
         let (answered, _) = session.post(&answer).await;
         assert_eq!(answered, 202);
         let done = events.next().await.expect("the call's result");
-        assert_eq!(done["result"]["content"][0]["text"], format!("Hello, Ada {n}!"), "{done}");
+        assert_eq!(
+            done["result"]["content"][0]["text"],
+            format!("Hello, Ada {n}!"),
+            "{done}"
+        );
         assert_eq!(session.delete().await, 200);
-        let (gone, _) = session.post_json(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})).await;
+        let (gone, _) = session
+            .post_json(&json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+            .await;
         assert_eq!(gone, 404);
     }
     // Each session's five requests went to more than one worker: the forwards were needed.
@@ -350,7 +356,9 @@ async fn a_legacy_session_whose_worker_died_gets_404_on_every_other_worker() {
         let text = String::from_utf8_lossy(&resp.body().await.expect("metrics")).into_owned();
         gone += text
             .lines()
-            .find_map(|l| l.strip_prefix("roundtrip_legacy_forwards_total{outcome=\"owner_gone\"} "))
+            .find_map(|l| {
+                l.strip_prefix("roundtrip_legacy_forwards_total{outcome=\"owner_gone\"} ")
+            })
             .and_then(|n| n.parse::<u64>().ok())
             .unwrap_or(0);
     }

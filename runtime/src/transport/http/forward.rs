@@ -46,7 +46,11 @@ impl Forwarder {
 /// names, for tenant `slug`. `None` when this worker answers it: no fleet, no session id, a
 /// session held here, a forward already, or a session the directory does not know (or
 /// cannot be asked about), which this worker then answers 404.
-pub(crate) async fn owner_of(req: &HttpRequest, slug: &str, service: &McpService) -> Option<String> {
+pub(crate) async fn owner_of(
+    req: &HttpRequest,
+    slug: &str,
+    service: &McpService,
+) -> Option<String> {
     let fleet = service.runtime.sessions.as_ref()?;
     let sid = req.headers().get(SESSION_ID)?.to_str().ok()?;
     if req.headers().contains_key(FORWARDED) || service.legacy.sessions.holds(sid) {
@@ -82,7 +86,9 @@ pub(crate) async fn to_owner(
     let forward = forward.insert_header((FORWARDED, HeaderValue::from_static("1")));
     match forward.send_stream(payload).await {
         Ok(response) => {
-            service.metrics.record_forward("forwarded", started.elapsed());
+            service
+                .metrics
+                .record_forward("forwarded", started.elapsed());
             let mut back = HttpResponse::build(response.status());
             for (name, value) in response.headers() {
                 if !hop_by_hop(name) {
@@ -92,7 +98,9 @@ pub(crate) async fn to_owner(
             Ok(back.streaming(response))
         }
         Err(awc::error::SendRequestError::Connect(e)) => {
-            service.metrics.record_forward("owner_gone", started.elapsed());
+            service
+                .metrics
+                .record_forward("owner_gone", started.elapsed());
             tracing::info!(error = %e, "the worker holding a legacy session is gone");
             if let Some(sid) = req.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()) {
                 service.legacy.forget_in_fleet(sid);

@@ -177,7 +177,11 @@ impl McpService {
         WorkerDispatcher {
             _actor: actor,
             state,
-            forwarder: self.runtime.sessions.is_some().then(forward::Forwarder::new),
+            forwarder: self
+                .runtime
+                .sessions
+                .is_some()
+                .then(forward::Forwarder::new),
         }
     }
 }
