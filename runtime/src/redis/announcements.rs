@@ -81,7 +81,7 @@ mod tests {
     use actix::{Actor, Arbiter};
 
     use super::*;
-    use crate::redis::connection::tests::test_redis;
+    use crate::redis::testing::test_redis;
     use crate::redis::RedisKeyShare;
     use crate::sealing::{
         EnsureTenant, KeyManager, KeyManagerConfig, MasterKey, Rotate, SealPolicy, Snapshot,

@@ -174,65 +174,8 @@ impl Redis {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-
-    /// The machine's Redis, which the tests share.
-    pub(crate) const TEST_URL: &str = "redis://127.0.0.1:6379";
-
-    /// A connection to the machine's Redis under a prefix no other test uses.
-    pub(crate) async fn test_redis() -> Redis {
-        let prefix = format!("roundtrip-test-{:016x}", rand::random::<u64>());
-        Redis::connect(TEST_URL)
-            .await
-            .expect("the test Redis at 127.0.0.1:6379 answers")
-            .with_prefix(&prefix)
-    }
-
-    /// A Redis server of the test's own, on a free port, keeping nothing on disk: stopped
-    /// (killed) when dropped, to show what a Redis that went away does.
-    pub(crate) struct SpareRedis {
-        child: std::process::Child,
-        port: u16,
-    }
-
-    impl SpareRedis {
-        pub(crate) fn start() -> SpareRedis {
-            let port = std::net::TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .expect("a free port")
-                .port();
-            let child = std::process::Command::new("redis-server")
-                .args([
-                    "--port",
-                    &port.to_string(),
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                ])
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .expect("redis-server starts");
-            let deadline = std::time::Instant::now() + Duration::from_secs(10);
-            while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-                assert!(std::time::Instant::now() < deadline, "redis-server listens");
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            SpareRedis { child, port }
-        }
-
-        pub(crate) fn url(&self) -> String {
-            format!("redis://127.0.0.1:{}", self.port)
-        }
-    }
-
-    impl Drop for SpareRedis {
-        fn drop(&mut self) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
 
     #[test]
     fn a_redis_url_passes_the_check_and_anything_else_fails_it_without_echoing_it() {

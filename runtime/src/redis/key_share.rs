@@ -124,7 +124,7 @@ impl KeyShare for RedisKeyShare {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::redis::connection::tests::{test_redis, SpareRedis};
+    use crate::redis::testing::{test_redis, SpareRedis};
     use crate::sealing::{KeyRing, MasterKey, StateKey};
 
     fn wrapped() -> WrappedRing {
@@ -152,7 +152,7 @@ mod tests {
     async fn two_connections_with_one_prefix_share_rings_and_another_prefix_does_not() {
         let redis = test_redis().await;
         let other_worker = RedisKeyShare::new(
-            Redis::connect(crate::redis::connection::tests::TEST_URL)
+            Redis::connect("redis://127.0.0.1:6379")
                 .await
                 .unwrap()
                 .with_prefix(&redis.key("")),

@@ -17,6 +17,8 @@ mod connection;
 mod key_share;
 mod replay;
 mod sessions;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 pub use announcements::follow_key_rings;
 pub use connection::{Redis, RedisErrorCount, RedisUrlError, CALL_TIMEOUT};

@@ -93,7 +93,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::redis::connection::tests::{test_redis, SpareRedis};
+    use crate::redis::testing::{test_redis, SpareRedis};
     use crate::sealing::state_digest;
 
     const NOW: u64 = 2_000_000_000;

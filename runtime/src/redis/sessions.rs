@@ -106,7 +106,7 @@ impl SessionDirectory for RedisSessionDirectory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::redis::connection::tests::test_redis;
+    use crate::redis::testing::test_redis;
 
     fn entry() -> DirectoryEntry {
         DirectoryEntry {

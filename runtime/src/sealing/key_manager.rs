@@ -1563,6 +1563,27 @@ mod tests {
         assert_eq!(ring.active().seals(), 5);
     }
 
+    /// Rotates acme's key at once through the actor; the kid it names.
+    async fn rotate_now(km: &actix::Addr<KeyManager>) -> String {
+        km.send(Rotate {
+            tenant: "acme".into(),
+            if_kid: None,
+            grace: None,
+        })
+        .await
+        .unwrap()
+        .unwrap()
+    }
+
+    /// Waits until `km` holds `kid` as acme's active key; panics with `why` after [`WAIT`].
+    async fn until_active(km: &actix::Addr<KeyManager>, kid: &str, why: &str) {
+        let deadline = Instant::now() + WAIT;
+        while km.send(Snapshot).await.unwrap()["acme"].active().kid() != kid {
+            assert!(Instant::now() < deadline, "{why}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     fn refresh(tenant: &str, reason: RefreshReason, kid: Option<&str>) -> Refresh {
         Refresh {
             tenant: tenant.to_owned(),
@@ -1597,15 +1618,7 @@ mod tests {
         let (recipient, mut rx) = collector(false);
         other.send(Subscribe(recipient.downgrade())).await.unwrap();
         next(&mut rx).await;
-        let rotated = one
-            .send(Rotate {
-                tenant: "acme".into(),
-                if_kid: None,
-                grace: None,
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        let rotated = rotate_now(&one).await;
 
         let ring = other
             .send(refresh("acme", RefreshReason::Announced, None))
@@ -1640,23 +1653,13 @@ mod tests {
         let (one, other) = two_managers(config);
         ensured(&other, "acme").await;
         ensured(&one, "acme").await;
-        let rotated = one
-            .send(Rotate {
-                tenant: "acme".into(),
-                if_kid: None,
-                grace: None,
-            })
-            .await
-            .unwrap()
-            .unwrap();
-        let deadline = Instant::now() + WAIT;
-        while other.send(Snapshot).await.unwrap()["acme"].active().kid() != rotated {
-            assert!(
-                Instant::now() < deadline,
-                "the rotation never reached the other manager"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let rotated = rotate_now(&one).await;
+        until_active(
+            &other,
+            &rotated,
+            "the rotation never reached the other manager",
+        )
+        .await;
     }
 
     #[actix_rt::test]
@@ -1664,15 +1667,7 @@ mod tests {
         let (one, other) = two_managers(KeyManagerConfig::default());
         ensured(&other, "acme").await;
         ensured(&one, "acme").await;
-        let rotated = one
-            .send(Rotate {
-                tenant: "acme".into(),
-                if_kid: None,
-                grace: None,
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        let rotated = rotate_now(&one).await;
         let ring = other
             .send(refresh("acme", RefreshReason::UnknownKid, Some(&rotated)))
             .await
@@ -1788,24 +1783,9 @@ mod tests {
         let km =
             manager_publishing_first(Duration::from_secs(1), Duration::from_secs(3_600)).start();
         let old = ensured_kid(&km, "acme").await;
-        let new = km
-            .send(Rotate {
-                tenant: "acme".into(),
-                if_kid: None,
-                grace: None,
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        let new = rotate_now(&km).await;
         assert_eq!(km.send(Snapshot).await.unwrap()["acme"].active().kid(), old);
-        let deadline = Instant::now() + WAIT;
-        while km.send(Snapshot).await.unwrap()["acme"].active().kid() != new {
-            assert!(
-                Instant::now() < deadline,
-                "the published key never activated"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        until_active(&km, &new, "the published key never activated").await;
     }
 
     #[actix_rt::test]

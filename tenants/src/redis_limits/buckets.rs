@@ -87,8 +87,8 @@ fn bucket_name(tenant: &str, id: BucketId<'_>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_redis::test_redis;
     use super::*;
+    use roundtrip_runtime::redis::testing::test_redis;
 
     fn limit(per_second: f64, burst: u32) -> RateLimit {
         RateLimit { per_second, burst }

@@ -14,8 +14,6 @@
 
 mod buckets;
 mod fallback;
-#[cfg(test)]
-mod test_redis;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -99,11 +97,11 @@ mod tests {
 
     use roundtrip_runtime::handler::Catalog;
 
-    use super::test_redis::{connect, unique_prefix, SpareRedis};
     use super::*;
     use crate::catalogs::CatalogSource;
     use crate::model::{AuthMode, RateLimit, RateLimits, Slug, TenantSpec};
     use crate::store::{SqlStore, Store};
+    use roundtrip_runtime::redis::testing::{connect, unique_prefix, SpareRedis};
 
     /// One catalog, `none`, with nothing in it.
     #[derive(Debug)]

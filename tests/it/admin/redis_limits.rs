@@ -8,8 +8,8 @@ use roundtrip_tenants::redis_limits::RedisFallback;
 use serde_json::json;
 
 use super::limits::{limit, set_limits};
-use crate::support::redis::{connect, unique_prefix, SpareRedis};
 use crate::support::{rpc, Server, LAB};
+use roundtrip_runtime::redis::testing::{connect, unique_prefix, SpareRedis};
 
 async fn metrics_text(server: &Server) -> String {
     let reply = server.http(Method::GET, "/metrics").send_unchecked().await;

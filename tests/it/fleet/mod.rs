@@ -17,9 +17,9 @@ use serde_json::{json, Value};
 use self::balancer::Balancer;
 use self::legacy_flow::LegacyFlow;
 use self::workers::{FleetSettings, ADMIN_TOKEN, DEMO_KEY};
-use crate::support::redis::SpareRedis;
 use crate::support::serve_process::Serve;
 use crate::support::{accept, mcp_headers, retry, rpc, tool_call};
+use roundtrip_runtime::redis::testing::SpareRedis;
 
 /// The machine's Redis (CI starts it).
 const REDIS: &str = "redis://127.0.0.1:6379";

@@ -22,7 +22,6 @@ pub(crate) mod h2c_client;
 pub(crate) mod lab;
 pub(crate) mod legacy_client;
 mod protocol;
-pub(crate) mod redis;
 mod replies;
 mod requests;
 pub(crate) mod schema;
