@@ -294,8 +294,7 @@ fn forward_histogram() -> Histogram {
     Histogram::new(
         [
             0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0,
-        ]
-        .into_iter(),
+        ],
     )
 }
 

@@ -31,6 +31,7 @@ pub async fn test_redis() -> Redis {
 
 /// A `redis-server` of the test's own, keeping nothing on disk; killed by
 /// [`SpareRedis::stop`] or when dropped.
+#[derive(Debug)]
 pub struct SpareRedis {
     child: Child,
     port: u16,
