@@ -13,8 +13,15 @@
 //! exceptions, both needed before these settings exist:
 //! - `ROUNDTRIP_CONFIG`, read by clap in `cli.rs` as the default of `--config`: it names the
 //!   file to load, so it cannot come from that file.
-//! - `RUST_LOG`, read by the tracing set-up in `main.rs`: the filter every Rust operator
+//! - `RUST_LOG`, read by the tracing set-up (`telemetry.rs`): the filter every Rust operator
 //!   expects to work, so it wins over the `log` setting.
+//!
+//! And, only when traces are exported (`otlp_endpoint` set), the OpenTelemetry SDK's own
+//! standard `OTEL_*` variables (`OTEL_BSP_SCHEDULE_DELAY` and the other batch settings,
+//! `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT`, `OTEL_RESOURCE_ATTRIBUTES`),
+//! read by the SDK itself: collectors' operators know them, and repeating them here would only
+//! rename them. The default `worker_id` reads the host name (`/proc/sys/kernel/hostname`, else
+//! `HOSTNAME`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -60,6 +67,15 @@ pub struct Config {
     pub demo_api_key: Option<String>,
     /// Log filter (tracing `EnvFilter` syntax); `RUST_LOG` wins.
     pub log: String,
+    /// This process's name in a fleet (`ROUNDTRIP_WORKER_ID`): on every log line
+    /// (`worker_id=…`) and, as `service.instance.id`, on every exported span. Unset:
+    /// `{host name}-{pid}` ([`Config::worker_id`]). In Kubernetes, set it to the pod's name
+    /// through the downward API. Printable, no spaces, 1 to 128 characters.
+    pub worker_id: Option<String>,
+    /// The OTLP/HTTP receiver traces are exported to (`ROUNDTRIP_OTLP_ENDPOINT`), as
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` is written: the base URL, `/v1/traces` is added (e.g.
+    /// `http://otel-collector:4318`). Unset: nothing of OpenTelemetry is installed.
+    pub otlp_endpoint: Option<String>,
     /// The tenant store: `sqlite://PATH` or `postgres://…` (`ROUNDTRIP_DATABASE_URL`);
     /// unset: SQLite at `{data_dir}/roundtrip.db`.
     pub database_url: Option<String>,
@@ -107,6 +123,11 @@ impl std::fmt::Debug for Config {
                 &self.demo_api_key.as_ref().map(|_| "<redacted>"),
             )
             .field("log", &self.log)
+            .field("worker_id", &self.worker_id)
+            .field(
+                "otlp_endpoint",
+                &self.otlp_endpoint.as_ref().map(|_| "<redacted>"),
+            )
             .field(
                 "database_url",
                 &self.database_url.as_ref().map(|_| "<redacted>"),
@@ -326,6 +347,8 @@ impl Default for Config {
             workers: None,
             demo_api_key: None,
             log: "info".into(),
+            worker_id: None,
+            otlp_endpoint: None,
             database_url: None,
             data_dir: "./.roundtrip".into(),
             admin_token: None,
@@ -430,7 +453,21 @@ pub enum InvalidConfig {
     RedisPrefix(String),
     #[error("`advertise_url` is {0:?}: use http://HOST:PORT, as the other workers reach this one")]
     AdvertiseUrl(String),
+    #[error(
+        "`worker_id` (ROUNDTRIP_WORKER_ID) is {0:?}: use 1 to {MAX_WORKER_ID_CHARS} printable \
+         characters, no spaces"
+    )]
+    WorkerId(String),
+    /// Carries why, never the URL: its user part may hold a secret.
+    #[error(
+        "`otlp_endpoint` (ROUNDTRIP_OTLP_ENDPOINT) is not an http:// or https:// URL like \
+         http://otel-collector:4318: {0}"
+    )]
+    OtlpEndpoint(String),
 }
+
+/// The longest `worker_id`: a Kubernetes pod name is at most 63, a host name 64, plus a pid.
+pub const MAX_WORKER_ID_CHARS: usize = 128;
 
 /// Longest idle time of a legacy session, and longest wait for one answer: a day.
 const MAX_LEGACY_TIMEOUT_SECS: u64 = 24 * 60 * 60;
@@ -536,6 +573,14 @@ impl Config {
             if rest.is_empty() || rest.contains(char::is_whitespace) || rest.contains('@') {
                 return Err(InvalidConfig::AdvertiseUrl(url.clone()));
             }
+        }
+        if let Some(id) = &self.worker_id {
+            if !is_worker_id(id) {
+                return Err(InvalidConfig::WorkerId(id.clone()));
+            }
+        }
+        if let Some(endpoint) = &self.otlp_endpoint {
+            check_otlp_endpoint(endpoint).map_err(InvalidConfig::OtlpEndpoint)?;
         }
 
         let http = &self.http;
@@ -649,6 +694,15 @@ impl Config {
             .map_err(InvalidConfig::MasterKey)
     }
 
+    /// This process's name in the fleet: `worker_id`, or `{host name}-{pid}` (the host name
+    /// alone tells no two processes of one machine apart; the pid alone, no two machines).
+    pub fn worker_id(&self) -> String {
+        match &self.worker_id {
+            Some(id) => id.clone(),
+            None => format!("{}-{}", host_name(), std::process::id()),
+        }
+    }
+
     /// Where the generated master key is kept when `master_key` is unset.
     pub fn master_key_file(&self) -> std::path::PathBuf {
         Path::new(&self.data_dir).join("master.key")
@@ -664,6 +718,48 @@ impl Config {
             }
         }
     }
+}
+
+/// The kernel's host name (a container's or pod's own), else `HOSTNAME`, else `localhost`;
+/// kept to what a worker id may hold.
+fn host_name() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default();
+    let name: String = name
+        .trim()
+        .chars()
+        .filter(|c| !c.is_whitespace() && !c.is_control())
+        .take(MAX_WORKER_ID_CHARS - 11)
+        .collect();
+    if name.is_empty() {
+        "localhost".to_owned()
+    } else {
+        name
+    }
+}
+
+/// A worker id stays one token of a log line: printable, no spaces, not too long.
+fn is_worker_id(id: &str) -> bool {
+    let chars = id.chars().count();
+    (1..=MAX_WORKER_ID_CHARS).contains(&chars)
+        && id.chars().all(|c| !c.is_whitespace() && !c.is_control())
+}
+
+/// An absolute `http` or `https` URL with a host; `Err` says why not, without the URL.
+fn check_otlp_endpoint(endpoint: &str) -> Result<(), String> {
+    let url = url::Url::parse(endpoint).map_err(|e| e.to_string())?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("the scheme is {:?}", url.scheme()));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err("it names no host".to_owned());
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err("a query or fragment has no place in it".to_owned());
+    }
+    Ok(())
 }
 
 fn non_zero(key: &'static str, value: u64) -> Result<(), InvalidConfig> {
@@ -703,6 +799,84 @@ mod tests {
             validated(|c| c.redis_url = Some("redis://127.0.0.1:6379".into())),
             Ok(())
         );
+    }
+
+    #[test]
+    fn an_otlp_endpoint_must_be_an_http_url_and_is_not_echoed() {
+        for bad in [
+            "",
+            "otel-collector:4318",
+            "grpc://otel-collector:4317",
+            "http://",
+            "http://user:hunter2@collector:4318?x=1",
+        ] {
+            let err = validated(|c| c.otlp_endpoint = Some(bad.into())).unwrap_err();
+            assert!(
+                matches!(err, InvalidConfig::OtlpEndpoint(_)),
+                "{bad:?}: {err:?}"
+            );
+            assert!(!err.to_string().contains("hunter2"), "{err}");
+        }
+        for good in [
+            "http://otel-collector:4318",
+            "https://collector.example/otlp/",
+            "http://127.0.0.1:4318",
+        ] {
+            assert_eq!(
+                validated(|c| c.otlp_endpoint = Some(good.into())),
+                Ok(()),
+                "{good}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_otlp_endpoint_and_worker_id_come_from_their_variables() {
+        let env = config::Map::from([
+            (
+                "ROUNDTRIP_OTLP_ENDPOINT".to_owned(),
+                "http://collector:4318".to_owned(),
+            ),
+            ("ROUNDTRIP_WORKER_ID".to_owned(), "api-7f9c-x2".to_owned()),
+        ]);
+        let c = Config::load_from(None, Some(env)).expect("loads");
+        assert_eq!(c.otlp_endpoint.as_deref(), Some("http://collector:4318"));
+        assert_eq!(c.worker_id(), "api-7f9c-x2");
+        assert_eq!(Config::default().otlp_endpoint, None);
+    }
+
+    #[test]
+    fn the_default_worker_id_is_the_host_name_and_the_pid() {
+        let id = Config::default().worker_id();
+        let pid = std::process::id().to_string();
+        let (host, tail) = id.rsplit_once('-').expect("host-pid");
+        assert_eq!(tail, pid);
+        assert!(!host.is_empty());
+        assert!(is_worker_id(&id), "{id:?}");
+    }
+
+    #[test]
+    fn a_worker_id_must_be_one_printable_token() {
+        for bad in [
+            "",
+            "two words",
+            "tab\there",
+            "line\nbreak",
+            &"x".repeat(129),
+        ] {
+            assert_eq!(
+                validated(|c| c.worker_id = Some(bad.into())),
+                Err(InvalidConfig::WorkerId(bad.into()))
+            );
+        }
+        for good in [
+            "roundtrip-0",
+            "api-7f9c4d-x2kq",
+            "host.example-123",
+            &"x".repeat(128),
+        ] {
+            assert_eq!(validated(|c| c.worker_id = Some(good.into())), Ok(()));
+        }
     }
 
     #[test]

@@ -17,5 +17,6 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod master_key;
+pub mod telemetry;
 pub mod terminal;
 pub mod wiring;

@@ -6,6 +6,7 @@ use clap::Parser;
 use roundtrip::cli::{Cli, Command};
 use roundtrip::commands;
 use roundtrip::config::Config;
+use roundtrip::telemetry::{Telemetry, TelemetrySettings};
 
 /// Every request allocates (parsed JSON, the result map, header values): under load glibc's
 /// malloc and free took a fifth of the server's CPU, mimalloc a fraction of that. The library
@@ -22,19 +23,15 @@ fn main() -> std::process::ExitCode {
         Command::Prompt(args) => return commands::call::prompt(args),
         Command::Read(args) => return commands::call::read(args),
         Command::ConformanceClient(args) => return commands::conformance_client::run(args),
-        Command::Serve(args) => {
-            configure(&cli, |c| Ok(c.with_serve_args(args)?)).map(commands::serve::run)
-        }
-        Command::Migrate => {
-            configure(&cli, validated).map(|c| block_on(commands::migrate::run(&c)))
-        }
-        Command::Tenant(args) => {
-            configure(&cli, validated).map(|c| block_on(commands::tenant::tenant(&c, args)))
-        }
-        Command::Key(args) => {
-            configure(&cli, validated).map(|c| block_on(commands::tenant::key(&c, args)))
-        }
-        Command::Stdio(args) => configure(&cli, validated).map(|c| commands::stdio::run(c, args)),
+        Command::Serve(args) => run(&cli, |c| Ok(c.with_serve_args(args)?), commands::serve::run),
+        Command::Migrate => run(&cli, validated, |c| block_on(commands::migrate::run(&c))),
+        Command::Tenant(args) => run(&cli, validated, |c| {
+            block_on(commands::tenant::tenant(&c, args))
+        }),
+        Command::Key(args) => run(&cli, validated, |c| {
+            block_on(commands::tenant::key(&c, args))
+        }),
+        Command::Stdio(args) => run(&cli, validated, |c| commands::stdio::run(c, args)),
     };
     match outcome {
         Err(e) => {
@@ -63,26 +60,16 @@ fn block_on(work: impl std::future::Future<Output = anyhow::Result<()>>) -> anyh
 }
 
 /// The file and `ROUNDTRIP_*` settings, then the command's flags over them (`finish`, which
-/// validates); logging is set up from the result.
-fn configure(
+/// validates); logging (and, if configured, trace export) is set up from the result, then
+/// `command` runs, then the last spans are sent. `Err`: the configuration was refused.
+fn run(
     cli: &Cli,
     finish: impl FnOnce(Config) -> anyhow::Result<Config>,
-) -> anyhow::Result<Config> {
+    command: impl FnOnce(Config) -> anyhow::Result<()>,
+) -> anyhow::Result<anyhow::Result<()>> {
     let config = finish(Config::load(cli.config.as_deref())?)?;
-    init_tracing(&config.log);
-    Ok(config)
-}
-
-/// Logs go to stderr (stdout belongs to the stdio transport). `RUST_LOG` wins over the
-/// configured filter; it is, with `ROUNDTRIP_CONFIG`, one of the two variables read outside
-/// `config.rs` (see its module doc).
-fn init_tracing(default_filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        // Colour only for a person at a terminal; log files and collectors get plain text.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    let telemetry = Telemetry::install(&TelemetrySettings::from_config(&config))?;
+    let outcome = command(config);
+    telemetry.shutdown();
+    Ok(outcome)
 }

@@ -35,4 +35,5 @@ mod stdio_bounds;
 mod store_cli;
 mod streaming;
 mod strict;
+mod telemetry;
 mod terminal;

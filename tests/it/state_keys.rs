@@ -4,36 +4,17 @@
 //! `ROUNDTRIP_MASTER_KEY` and no secret.
 
 use std::path::Path;
-use std::time::Duration;
 
 use roundtrip_runtime::sealing::MasterKey;
 use serde_json::{json, Value};
 
 use crate::support::serve_process::command;
-use crate::support::{accept, mcp_headers, retry, scratch_dir, tool_call, Serve};
-
-/// POSTs `body` to the demo tenant of `serve` with `key`; the JSON-RPC reply.
-async fn call_demo(serve: &Serve, key: &str, body: &Value) -> Value {
-    let client = awc::Client::builder()
-        .timeout(Duration::from_secs(20))
-        .finish();
-    let mut req = client
-        .post(format!("{}/t/demo/mcp", serve.url))
-        .insert_header(("content-type", "application/json"))
-        .insert_header(("accept", "application/json, text/event-stream"))
-        .insert_header(("authorization", format!("Bearer {key}")));
-    for (name, value) in mcp_headers(Some(body)) {
-        req = req.insert_header((name, value));
-    }
-    let mut resp = req.send_json(body).await.expect("serve answers");
-    let bytes = resp.body().await.expect("a reply body");
-    serde_json::from_slice(&bytes).expect("a JSON reply")
-}
+use crate::support::{accept, retry, scratch_dir, tool_call, Serve};
 
 /// The first round of `greet`: the call and the sealed state it was answered with.
 async fn greet_first_round(serve: &Serve, key: &str) -> (Value, String) {
     let first = tool_call(1, "greet", json!({}), json!({"elicitation": {}}));
-    let reply = call_demo(serve, key, &first).await;
+    let reply = serve.call_demo(key, &first).await;
     assert_eq!(reply["result"]["resultType"], "input_required", "{reply}");
     let state = reply["result"]["requestState"]
         .as_str()
@@ -67,7 +48,9 @@ async fn a_state_sealed_before_a_restart_opens_after_it() {
 
     let serve = Serve::start(&dir);
     let answers = json!({"user_name": accept(json!({"name": "Ada"}))});
-    let done = call_demo(&serve, &key, &retry(&first, 2, answers, Some(&state))).await;
+    let done = serve
+        .call_demo(&key, &retry(&first, 2, answers, Some(&state)))
+        .await;
     assert_eq!(done["result"]["resultType"], "complete", "{done}");
     assert_eq!(done["result"]["content"][0]["text"], "Hello, Ada!");
     serve.stop();

@@ -33,6 +33,7 @@ pub(crate) use dispatcher::Dispatcher;
 pub use envelope::{Envelope, HttpHeaders};
 pub use methods::server_capabilities;
 pub(crate) use pipeline::dispatch;
+pub use pipeline::REQUEST_SPAN;
 pub(crate) use protection::Protection;
 pub(crate) use relay::{NoRelay, Relay, Shim};
 pub(crate) use reply::{Listen, Reply, ReplyKind};

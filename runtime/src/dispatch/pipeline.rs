@@ -31,12 +31,17 @@ use crate::protocol::result::{StampedResult, StampedToolResult};
 use crate::protocol::{Era, McpError};
 use crate::tenancy::{Admission, AuditSink, CallOutcome, CallRecord, Refusal};
 
+/// The name of every request's span: its fields are `tenant`, `method`, `target`, `round`,
+/// `outcome` and `code`. A subscriber that exports traces selects these spans by it, whatever
+/// their level (they are debug while an audit log records every call).
+pub const REQUEST_SPAN: &str = "mcp";
+
 /// The span of one request, at `level`.
 macro_rules! mcp_span {
     ($level:expr, $call:expr) => {
         tracing::span!(
             $level,
-            "mcp",
+            REQUEST_SPAN,
             tenant = $call.tenant.slug(),
             method = $call.request.method.as_str(),
             target = Empty,

@@ -11,7 +11,8 @@
 //! - `lab`: the test catalog; `legacy_client`: a 2025-11-25 client; `h2c_client`: HTTP/2;
 //!   `stdio_in_process`: the stdio server in this process, for a tenant and caller a test holds;
 //!   `serve_process`: `roundtrip serve` as a child process; `redis`: the machine's Redis under
-//!   a prefix of the test's own, and a Redis a test can stop.
+//!   a prefix of the test's own, and a Redis a test can stop; `otlp_receiver`: a collector's
+//!   OTLP/HTTP trace endpoint, for what `serve` exports.
 //!
 //! Edges go one way: `legacy_client` -> `requests` -> `server` -> `lab`; `requests` ->
 //! `replies` -> `wire_checks` -> `schema`, `protocol`; `h2c_client` -> `replies`. The names
@@ -21,6 +22,7 @@ mod admin;
 pub(crate) mod h2c_client;
 pub(crate) mod lab;
 pub(crate) mod legacy_client;
+pub(crate) mod otlp_receiver;
 mod protocol;
 mod replies;
 mod requests;

@@ -5,6 +5,13 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::requests::mcp_headers;
 
 /// `roundtrip serve` on a free port with one worker and its data in `dir`, logging only
 /// warnings, with no demo key or master key from the test's environment: add to it, then
@@ -29,6 +36,9 @@ pub(crate) struct Serve {
     pub(crate) url: String,
     /// What it printed before it listened.
     pub(crate) banner: Vec<String>,
+    /// Its stderr, when captured ([`Serve::start_capturing_stderr`]): read to its end by a
+    /// thread of ours, so the server never blocks on a full pipe.
+    stderr: Option<(Arc<Mutex<String>>, JoinHandle<()>)>,
 }
 
 impl Serve {
@@ -37,12 +47,39 @@ impl Serve {
     }
 
     /// Spawns `command` (from [`command`], with settings added) and waits until it listens.
-    pub(crate) fn start_command(mut command: Command) -> Serve {
+    pub(crate) fn start_command(command: Command) -> Serve {
+        Serve::spawn(command, false)
+    }
+
+    /// [`Serve::start_command`], keeping what it writes on stderr (its logs): see
+    /// [`Serve::stop_with_stderr`].
+    pub(crate) fn start_capturing_stderr(command: Command) -> Serve {
+        Serve::spawn(command, true)
+    }
+
+    fn spawn(mut command: Command, capture_stderr: bool) -> Serve {
+        let stderr = if capture_stderr {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
         let mut child = command
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("roundtrip serve starts");
+        let stderr = child.stderr.take().map(|pipe| {
+            let text = Arc::new(Mutex::new(String::new()));
+            let sink = Arc::clone(&text);
+            let reader = std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    let mut text = sink.lock().expect("stderr lock");
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+            });
+            (text, reader)
+        });
         let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
         let mut banner = Vec::new();
         let mut url = None;
@@ -63,7 +100,30 @@ impl Serve {
             child,
             url: url.expect("the listening address"),
             banner,
+            stderr,
         }
+    }
+
+    /// POSTs `body` to its demo tenant with `key`; the JSON-RPC reply.
+    pub(crate) async fn call_demo(&self, key: &str, body: &Value) -> Value {
+        let client = awc::Client::builder()
+            .timeout(Duration::from_secs(20))
+            .finish();
+        let mut req = client
+            .post(format!("{}/t/demo/mcp", self.url))
+            .insert_header(("content-type", "application/json"))
+            .insert_header(("accept", "application/json, text/event-stream"))
+            .insert_header(("authorization", format!("Bearer {key}")));
+        for (name, value) in mcp_headers(Some(body)) {
+            req = req.insert_header((name, value));
+        }
+        let mut resp = req.send_json(body).await.expect("serve answers");
+        let bytes = resp.body().await.expect("a reply body");
+        serde_json::from_slice(&bytes).expect("a JSON reply")
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub(crate) fn demo_key(&self) -> Option<String> {
@@ -80,6 +140,20 @@ impl Serve {
     }
 
     pub(crate) fn stop(mut self) {
+        self.terminate();
+    }
+
+    /// Stops it (SIGTERM) and waits for it to exit: everything it wrote on stderr, started
+    /// with [`Serve::start_capturing_stderr`].
+    pub(crate) fn stop_with_stderr(mut self) -> String {
+        self.terminate();
+        let (text, reader) = self.stderr.take().expect("started capturing stderr");
+        reader.join().expect("the stderr reader");
+        let text = text.lock().expect("stderr lock").clone();
+        text
+    }
+
+    fn terminate(&mut self) {
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
