@@ -8,7 +8,9 @@
 #                                     whichever comes first), e.g. RUNS=10000000 for the
 #                                     figures in BENCHMARKS.md
 #
-# cargo-fuzz is installed into .cache/cargo-fuzz (gitignored), pinned. The toolchain is
+# cargo-fuzz is installed, pinned, into the user's cache
+# (${XDG_CACHE_HOME:-~/.cache}/roundtrip/cargo-fuzz-VERSION), so a fresh clone (every CI run)
+# reuses the build of an earlier one instead of compiling it again for minutes. The toolchain is
 # stable; cargo-fuzz passes nightly-only flags (-Zsanitizer=address, sancov), which
 # RUSTC_BOOTSTRAP=1 lets stable accept. Crashes and their inputs land in
 # fuzz/artifacts/TARGET/; the corpus grows in fuzz/corpus/TARGET/ (both gitignored).
@@ -16,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CARGO_FUZZ_VERSION=0.13.2
-root=.cache/cargo-fuzz
+root="${XDG_CACHE_HOME:-$HOME/.cache}/roundtrip/cargo-fuzz-$CARGO_FUZZ_VERSION"
 cargo_fuzz="$root/bin/cargo-fuzz"
 
 install() {
@@ -42,7 +44,7 @@ shift
 export RUSTC_BOOTSTRAP=1
 cd fuzz
 if [[ $# -eq 0 ]]; then
-  mapfile -t targets < <("../$cargo_fuzz" list)
+  mapfile -t targets < <("$cargo_fuzz" list)
 else
   targets=("$@")
 fi
@@ -53,7 +55,7 @@ for target in "${targets[@]}"; do
   # Seeds committed beside the targets start the corpus where the interesting inputs are.
   seeds=()
   [[ -d "seeds/$target" ]] && seeds=("seeds/$target")
-  "../$cargo_fuzz" run "$target" "corpus/$target" "${seeds[@]}" -- \
+  "$cargo_fuzz" run "$target" "corpus/$target" "${seeds[@]}" -- \
     -max_total_time="$seconds" ${RUNS:+-runs="$RUNS"} -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1
 done
