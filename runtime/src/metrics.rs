@@ -291,11 +291,9 @@ impl Collector for Gathered {
 
 /// Buckets for forward times: 50 µs to 1 s (a forward on loopback takes well under 1 ms).
 fn forward_histogram() -> Histogram {
-    Histogram::new(
-        [
-            0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0,
-        ],
-    )
+    Histogram::new([
+        0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.25, 1.0,
+    ])
 }
 
 #[cfg(test)]
