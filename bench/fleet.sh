@@ -28,34 +28,9 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [[ -x $BIN ]] || { echo "no $BIN: cargo build --release first" >&2; exit 1; }
 [[ -x $NGINX ]] || { echo "no nginx: bench/install-tools.sh" >&2; exit 1; }
 
-SCRATCH=$(mktemp -d /tmp/roundtrip-fleet.XXXXXX)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$SCRATCH"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-MASTER=$(head -c 32 /dev/urandom | base64)
-PREFIX="bench-fleet-$$"
-WORKERS=()
-for i in 0 1 2; do
-  port=$(free_port)
-  WORKERS+=("$port")
-  mkdir -p "$SCRATCH/w$i"
-  ROUNDTRIP_DATA_DIR="$SCRATCH/w$i" ROUNDTRIP_REDIS_URL="$REDIS_URL" ROUNDTRIP_REDIS_PREFIX="$PREFIX" \
-  ROUNDTRIP_MASTER_KEY="$MASTER" ROUNDTRIP_DEMO_API_KEY=bench-key ROUNDTRIP_LOG=warn \
-    "$BIN" serve --listen "127.0.0.1:$port" --workers 1 >"$SCRATCH/w$i.log" 2>&1 &
-  PIDS+=("$!")
-done
-for port in "${WORKERS[@]}"; do
-  for _ in $(seq 1 100); do
-    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
-done
+# shellcheck source=bench/lib/fleet_workers.sh
+source "$HERE/lib/fleet_workers.sh"
+start_workers
 
 # balancer NAME PORT UPSTREAM_PORT...: an nginx in front of those workers.
 balancer() {

@@ -21,31 +21,11 @@ N=${N:-2000}
 REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379}
 [[ -x $BIN ]] || { echo "no $BIN: cargo build --release first" >&2; exit 1; }
 
-SCRATCH=$(mktemp -d /tmp/roundtrip-forwarding.XXXXXX)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$SCRATCH"; }
-trap cleanup EXIT
+# shellcheck source=bench/lib/fleet_workers.sh
+source "$HERE/lib/fleet_workers.sh"
+start_workers
 
-MASTER=$(head -c 32 /dev/urandom | base64)
-PREFIX="bench-forwarding-$$"
-PORTS=()
-for i in 0 1 2; do
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  PORTS+=("$port")
-  mkdir -p "$SCRATCH/w$i"
-  ROUNDTRIP_DATA_DIR="$SCRATCH/w$i" ROUNDTRIP_REDIS_URL="$REDIS_URL" ROUNDTRIP_REDIS_PREFIX="$PREFIX" \
-  ROUNDTRIP_MASTER_KEY="$MASTER" ROUNDTRIP_DEMO_API_KEY=bench-key ROUNDTRIP_LOG=warn \
-    "$BIN" serve --listen "127.0.0.1:$port" --workers 1 >"$SCRATCH/w$i.log" 2>&1 &
-  PIDS+=("$!")
-done
-for port in "${PORTS[@]}"; do
-  for _ in $(seq 1 100); do
-    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-  done
-done
-
-python3 - "$N" "${PORTS[@]}" <<'PY'
+python3 - "$N" "${WORKERS[@]}" <<'PY'
 import http.client, json, sys, time
 n = int(sys.argv[1]); ports = [int(p) for p in sys.argv[2:]]
 H = {"content-type": "application/json", "accept": "application/json, text/event-stream",
