@@ -18,7 +18,7 @@
 //! the path of a message. Forwarding is the rare path: only a session's own requests that a
 //! balancer sends elsewhere take it.
 //!
-//! An entry expires unless its owner renews it ([`SessionFleet::renew_every`]), so a dead
+//! An entry expires unless its owner renews it (every [`RENEW_EVERY`]), so a dead
 //! owner's sessions leave the directory on their own; a worker that fails to reach an owner
 //! forgets the entry at once.
 
@@ -163,11 +163,6 @@ impl SessionFleet {
     /// The directory.
     pub fn directory(&self) -> &dyn SessionDirectory {
         self.directory.as_ref()
-    }
-
-    /// How often this process renews its sessions' entries.
-    pub fn renew_every(&self) -> Duration {
-        RENEW_EVERY
     }
 }
 

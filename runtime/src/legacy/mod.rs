@@ -100,7 +100,7 @@ impl Legacy {
         };
         let sessions = self.sessions.clone();
         actix_rt::spawn(async move {
-            let mut every = tokio::time::interval(fleet.renew_every());
+            let mut every = tokio::time::interval(directory::RENEW_EVERY);
             every.tick().await;
             loop {
                 tokio::select! {

@@ -15,7 +15,7 @@ use std::time::Duration;
 use actix::Recipient;
 use futures_util::StreamExt as _;
 
-use super::connection::{Redis, CALL_TIMEOUT};
+use super::connection::{timed_out, Redis, CALL_TIMEOUT};
 use super::key_share::RINGS_CHANNEL;
 use crate::sealing::{Refresh, RefreshReason};
 
@@ -63,7 +63,6 @@ pub async fn follow_key_rings(redis: Redis, key_manager: Recipient<Refresh>) {
 }
 
 async fn subscribe(redis: &Redis, channel: &str) -> Result<redis::aio::PubSub, redis::RedisError> {
-    let timed_out = || redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
     let mut pubsub = tokio::time::timeout(CALL_TIMEOUT, redis.client().get_async_pubsub())
         .await
         .map_err(|_| timed_out())??;

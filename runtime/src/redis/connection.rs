@@ -92,7 +92,7 @@ impl Redis {
             ConnectionManager::new_with_config(client.clone(), config),
         )
         .await
-        .map_err(|_| RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut)))??;
+        .map_err(|_| timed_out())??;
         Ok(Redis {
             client,
             connection,
@@ -162,15 +162,18 @@ impl Redis {
         let outcome = match tokio::time::timeout(CALL_TIMEOUT, task).await {
             Ok(Ok(outcome)) => outcome,
             Ok(Err(join)) => Err(RedisError::from(std::io::Error::other(join))),
-            Err(_) => Err(RedisError::from(std::io::Error::from(
-                std::io::ErrorKind::TimedOut,
-            ))),
+            Err(_) => Err(timed_out()),
         };
         if outcome.is_err() {
             self.errors.add();
         }
         outcome
     }
+}
+
+/// The error of a Redis call or connection that took longer than allowed.
+pub(crate) fn timed_out() -> RedisError {
+    RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut))
 }
 
 #[cfg(test)]

@@ -26,11 +26,13 @@ impl RedisReplayCache {
     }
 
     fn key(&self, digest: &StateDigest) -> String {
-        let mut hex = String::with_capacity(64);
+        use std::fmt::Write as _;
+        let mut name = String::with_capacity("replay:".len() + 64);
+        name.push_str("replay:");
         for byte in digest {
-            hex.push_str(&format!("{byte:02x}"));
+            let _ = write!(name, "{byte:02x}");
         }
-        self.redis.key(&format!("replay:{hex}"))
+        self.redis.key(&name)
     }
 }
 

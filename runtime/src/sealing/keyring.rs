@@ -198,13 +198,13 @@ impl KeyRing {
     /// Whether both rings hold the same keys (by kid), in the same places, with the same
     /// retire times: whether a worker holding one would seal and open as with the other.
     pub fn same_keys(&self, other: &KeyRing) -> bool {
-        let pending = |ring: &KeyRing| {
-            ring.pending
-                .as_ref()
-                .map(|p| (p.key.kid().to_owned(), p.activates_at))
+        let same_pending = match (&self.pending, &other.pending) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.key.kid() == b.key.kid() && a.activates_at == b.activates_at,
+            _ => false,
         };
         self.active.kid() == other.active.kid()
-            && pending(self) == pending(other)
+            && same_pending
             && self.verify_only.len() == other.verify_only.len()
             && self
                 .verify_only
