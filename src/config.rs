@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{LegacyConfig, RuntimeConfig};
+use roundtrip_runtime::legacy::directory::FleetCaps;
 use roundtrip_runtime::redis::{Redis, RedisUrlError};
 use roundtrip_runtime::sealing::{
     MasterKey, MasterKeyError, SealPolicy, DEFAULT_REPLAY_MAX_BYTES, REPLAY_ENTRY_BYTES,
@@ -249,8 +250,12 @@ pub struct StateSettings {
 pub struct LegacySettings {
     /// Live legacy sessions per process; `initialize` beyond it gets HTTP 503.
     pub max_sessions: usize,
-    /// Live legacy sessions one caller (API key, or all anonymous callers) holds per tenant.
+    /// Live legacy sessions one caller (API key, or all anonymous callers) holds per tenant;
+    /// with Redis, across the whole fleet.
     pub max_sessions_per_caller: usize,
+    /// With Redis: live legacy sessions in the whole fleet; `initialize` beyond it gets
+    /// -31503 (HTTP 503) on any worker.
+    pub max_fleet_sessions: usize,
     /// Requests one legacy session runs at once (held shim flows among them).
     pub max_requests_per_session: usize,
     /// A session with no request, flow or open stream for this long ends.
@@ -284,6 +289,7 @@ impl Default for LegacySettings {
         Self {
             max_sessions: runtime.max_sessions,
             max_sessions_per_caller: runtime.max_sessions_per_caller,
+            max_fleet_sessions: DEFAULT_MAX_FLEET_SESSIONS,
             max_requests_per_session: runtime.max_requests_per_session,
             idle_timeout_secs: runtime.idle_timeout.as_secs(),
             unused_timeout_secs: runtime.unused_timeout.as_secs(),
@@ -292,7 +298,18 @@ impl Default for LegacySettings {
     }
 }
 
+/// Live legacy sessions a fleet holds by default: ten workers at the per-process default.
+const DEFAULT_MAX_FLEET_SESSIONS: usize = 100_000;
+
 impl LegacySettings {
+    /// The fleet-wide caps a worker records its sessions within.
+    pub fn fleet_caps(&self) -> FleetCaps {
+        FleetCaps {
+            sessions: self.max_fleet_sessions,
+            per_caller: self.max_sessions_per_caller,
+        }
+    }
+
     pub fn runtime(&self) -> LegacyConfig {
         LegacyConfig {
             max_sessions: self.max_sessions,
@@ -618,6 +635,10 @@ impl Config {
         non_zero(
             "legacy.max_sessions_per_caller",
             legacy.max_sessions_per_caller as u64,
+        )?;
+        non_zero(
+            "legacy.max_fleet_sessions",
+            legacy.max_fleet_sessions as u64,
         )?;
         within(
             "legacy.idle_timeout_secs",

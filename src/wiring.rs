@@ -19,7 +19,7 @@ use actix::{Actor, Arbiter};
 use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
-use roundtrip_runtime::legacy::directory::SessionFleet;
+use roundtrip_runtime::legacy::fleet::{ForwardKey, SessionFleet};
 use roundtrip_runtime::metrics::Metrics;
 use roundtrip_runtime::redis::{
     follow_key_rings, Redis, RedisKeyShare, RedisReplayCache, RedisSessionDirectory,
@@ -233,6 +233,7 @@ pub async fn dispatching(
         },
         ..KeyManagerConfig::default()
     };
+    let forward_key = ForwardKey::derived_from(&master);
     let manager = KeyManager::with_config(policy.clone(), rotation, share, master);
     let share_health = manager.share_health();
     let key_manager = KeyManager::start_in_arbiter(&key_arbiter.handle(), move |_| manager);
@@ -282,9 +283,13 @@ pub async fn dispatching(
         },
         metrics: Metrics::default(),
         redis_errors: redis.as_ref().map(Redis::error_count),
-        sessions: redis
-            .as_ref()
-            .map(|redis| SessionFleet::new(Arc::new(RedisSessionDirectory::new(redis.clone())))),
+        sessions: redis.as_ref().map(|redis| {
+            SessionFleet::new(
+                Arc::new(RedisSessionDirectory::new(redis.clone())),
+                config.legacy.fleet_caps(),
+                forward_key,
+            )
+        }),
     };
     Ok(Dispatching {
         runtime,

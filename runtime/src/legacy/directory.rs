@@ -18,26 +18,94 @@
 //! the path of a message. Forwarding is the rare path: only a session's own requests that a
 //! balancer sends elsewhere take it.
 //!
-//! An entry expires unless its owner renews it (every [`RENEW_EVERY`]), so a dead
+//! An entry expires unless its owner renews it (every `fleet::RENEW_EVERY`), so a dead
 //! owner's sessions leave the directory on their own; a worker that fails to reach an owner
 //! forgets the entry at once.
+//!
+//! The directory is also where a fleet counts its sessions: recording one checks the
+//! fleet-wide caps ([`FleetCaps`]) in the same atomic step, so a caller held to N sessions
+//! holds N across the fleet, not N per worker.
+//!
+//! The shim's answers need no directory of their own: an answer is a POST with the
+//! session's id, so it is forwarded to the owner like any other, and claimed there once by
+//! the owner's `LegacyBridge` (202 for the first, an error for any other), exactly as if it
+//! had landed on the owner.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// What the directory holds for a session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirectoryEntry {
     /// The owner's base URL, as the other workers reach it (`http://10.0.0.5:8080`).
     pub owner: String,
-    /// The tenant the session belongs to: a request for another tenant is not forwarded.
-    pub tenant: String,
+    /// Who holds the session: its tenant (a request for another tenant is not forwarded)
+    /// and caller (counted against the fleet's per-caller cap).
+    #[serde(flatten)]
+    pub holder: Holder,
+    /// The principal that began it: a request from another is answered 404 where it lands,
+    /// not forwarded.
+    pub principal: String,
     /// The version `initialize` negotiated.
     pub version: String,
+    /// The client capabilities `initialize` declared, in the bounded form the owner keeps.
+    pub capabilities: Map<String, Value>,
+}
+
+/// The tenant and caller a session is counted against.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Holder {
+    /// The tenant's slug.
+    pub tenant: String,
+    /// The caller within the tenant (`budget::Account::caller`): a principal id, or
+    /// `anonymous@<ip>`.
+    pub caller: String,
+}
+
+/// The fleet-wide caps on sessions, checked by the directory as it records one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FleetCaps {
+    /// Live sessions in the whole fleet.
+    pub sessions: usize,
+    /// Live sessions one caller of one tenant holds in the whole fleet.
+    pub per_caller: usize,
+}
+
+impl Holder {
+    /// The holder `account` names.
+    pub fn of(account: &crate::budget::Account) -> Holder {
+        Holder {
+            tenant: account.tenant().to_string(),
+            caller: account.caller().to_string(),
+        }
+    }
+}
+
+/// Why the directory recorded no session.
+#[derive(Debug, thiserror::Error)]
+pub enum NotRegistered {
+    /// A fleet-wide cap is reached.
+    #[error(transparent)]
+    Full(#[from] FleetFull),
+    /// The directory could not be written.
+    #[error(transparent)]
+    Unavailable(#[from] DirectoryUnavailable),
+}
+
+/// A fleet-wide cap is reached: no new session until one ends somewhere in the fleet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FleetFull {
+    /// The fleet holds `legacy.max_fleet_sessions`.
+    #[error("the fleet holds its maximum of {0} legacy sessions")]
+    Fleet(usize),
+    /// This caller holds `legacy.max_sessions_per_caller` across the fleet.
+    #[error("this caller holds its maximum of {0} legacy sessions on this tenant")]
+    Caller(usize),
 }
 
 /// The directory could not be read or written.
@@ -45,25 +113,33 @@ pub struct DirectoryEntry {
 #[error("the session directory is unavailable")]
 pub struct DirectoryUnavailable(#[source] pub Box<dyn std::error::Error + Send + Sync>);
 
-/// Where every worker finds each legacy session's owner.
+/// Where every worker finds each legacy session's owner, and where the fleet's caps on
+/// sessions are counted.
 #[async_trait]
 pub trait SessionDirectory: Send + Sync + std::fmt::Debug + 'static {
-    /// Records `id` as held by `entry.owner`, for `ttl` unless renewed.
+    /// Records `id` as held by `entry.owner`, for `ttl` unless renewed, unless that would
+    /// pass one of `caps`; the check and the record are one atomic step.
     async fn register(
         &self,
         id: &str,
         entry: &DirectoryEntry,
         ttl: Duration,
-    ) -> Result<(), DirectoryUnavailable>;
+        caps: FleetCaps,
+    ) -> Result<(), NotRegistered>;
 
     /// The entry of `id`, if it has one that has not expired.
     async fn lookup(&self, id: &str) -> Result<Option<DirectoryEntry>, DirectoryUnavailable>;
 
-    /// Removes `id`.
-    async fn forget(&self, id: &str) -> Result<(), DirectoryUnavailable>;
+    /// Removes `id`, held by `holder`.
+    async fn forget(&self, id: &str, holder: &Holder) -> Result<(), DirectoryUnavailable>;
 
-    /// Extends the entries of `ids` by `ttl` from now: the owner's sessions still live.
-    async fn renew(&self, ids: &[String], ttl: Duration) -> Result<(), DirectoryUnavailable>;
+    /// Extends the entries of `sessions` (ids with their holders) by `ttl` from now: the
+    /// owner's sessions still live.
+    async fn renew(
+        &self,
+        sessions: &[(String, Holder)],
+        ttl: Duration,
+    ) -> Result<(), DirectoryUnavailable>;
 }
 
 /// A directory in this process's memory, for several servers in one process (tests, or an
@@ -91,9 +167,22 @@ impl SessionDirectory for LocalSessionDirectory {
         id: &str,
         entry: &DirectoryEntry,
         ttl: Duration,
-    ) -> Result<(), DirectoryUnavailable> {
-        self.entries()
-            .insert(id.to_owned(), (entry.clone(), Instant::now() + ttl));
+        caps: FleetCaps,
+    ) -> Result<(), NotRegistered> {
+        let now = Instant::now();
+        let mut entries = self.entries();
+        entries.retain(|_, (_, until)| *until > now);
+        if entries.len() >= caps.sessions {
+            return Err(FleetFull::Fleet(caps.sessions).into());
+        }
+        let held = entries
+            .values()
+            .filter(|(e, _)| e.holder == entry.holder)
+            .count();
+        if held >= caps.per_caller {
+            return Err(FleetFull::Caller(caps.per_caller).into());
+        }
+        entries.insert(id.to_owned(), (entry.clone(), now + ttl));
         Ok(())
     }
 
@@ -109,15 +198,19 @@ impl SessionDirectory for LocalSessionDirectory {
         }
     }
 
-    async fn forget(&self, id: &str) -> Result<(), DirectoryUnavailable> {
+    async fn forget(&self, id: &str, _holder: &Holder) -> Result<(), DirectoryUnavailable> {
         self.entries().remove(id);
         Ok(())
     }
 
-    async fn renew(&self, ids: &[String], ttl: Duration) -> Result<(), DirectoryUnavailable> {
+    async fn renew(
+        &self,
+        sessions: &[(String, Holder)],
+        ttl: Duration,
+    ) -> Result<(), DirectoryUnavailable> {
         let until = Instant::now() + ttl;
         let mut entries = self.entries();
-        for id in ids {
+        for (id, _) in sessions {
             if let Some((_, expires)) = entries.get_mut(id) {
                 *expires = until;
             }
@@ -126,65 +219,53 @@ impl SessionDirectory for LocalSessionDirectory {
     }
 }
 
-/// A process's part in a fleet's legacy sessions: the shared directory, and the URL the
-/// other workers reach this one at (set once the server has bound its port).
-#[derive(Debug, Clone)]
-pub struct SessionFleet {
-    directory: Arc<dyn SessionDirectory>,
-    owner: Arc<OnceLock<String>>,
-}
+/// Entries for the directories' tests.
+#[cfg(test)]
+pub(crate) mod examples {
+    use super::*;
 
-/// How often an owner renews its sessions' entries.
-pub const RENEW_EVERY: Duration = Duration::from_secs(30);
-
-/// How long an entry lives unrenewed: three renewals, so one missed renewal loses nothing.
-pub const ENTRY_TTL: Duration = Duration::from_secs(90);
-
-impl SessionFleet {
-    /// Sessions registered in `directory`; this process's URL is set later, with
-    /// [`SessionFleet::set_owner`].
-    pub fn new(directory: Arc<dyn SessionDirectory>) -> SessionFleet {
-        SessionFleet {
-            directory,
-            owner: Arc::new(OnceLock::new()),
+    /// A session of `caller` on tenant `acme`.
+    pub(crate) fn entry_of(caller: &str) -> DirectoryEntry {
+        let mut capabilities = Map::new();
+        capabilities.insert("elicitation".into(), serde_json::json!({}));
+        DirectoryEntry {
+            owner: "http://127.0.0.1:1".into(),
+            holder: Holder {
+                tenant: "acme".into(),
+                caller: caller.into(),
+            },
+            principal: caller.into(),
+            version: "2025-11-25".into(),
+            capabilities,
         }
     }
 
-    /// The base URL the other workers reach this process at; the first one set stays.
-    pub fn set_owner(&self, url: String) {
-        let _ = self.owner.set(url);
-    }
-
-    /// This process's URL, once set.
-    pub fn owner(&self) -> Option<&str> {
-        self.owner.get().map(String::as_str)
-    }
-
-    /// The directory.
-    pub fn directory(&self) -> &dyn SessionDirectory {
-        self.directory.as_ref()
-    }
+    /// Caps that never bind.
+    pub(crate) const ROOMY: FleetCaps = FleetCaps {
+        sessions: 1_000,
+        per_caller: 1_000,
+    };
 }
 
 #[cfg(test)]
 mod tests {
+    use super::examples::{entry_of, ROOMY};
     use super::*;
 
-    fn entry() -> DirectoryEntry {
-        DirectoryEntry {
-            owner: "http://127.0.0.1:1".into(),
-            tenant: "acme".into(),
-            version: "2025-11-25".into(),
-        }
+    const TTL: Duration = Duration::from_secs(90);
+
+    fn held(id: &str) -> (String, Holder) {
+        (id.to_owned(), entry_of("k1").holder)
     }
 
     #[tokio::test]
     async fn a_registered_session_is_found_by_every_clone_until_forgotten() {
         let one = LocalSessionDirectory::new();
         let other = one.clone();
-        one.register("s1", &entry(), ENTRY_TTL).await.unwrap();
-        assert_eq!(other.lookup("s1").await.unwrap(), Some(entry()));
-        other.forget("s1").await.unwrap();
+        let entry = entry_of("k1");
+        one.register("s1", &entry, TTL, ROOMY).await.unwrap();
+        assert_eq!(other.lookup("s1").await.unwrap(), Some(entry.clone()));
+        other.forget("s1", &entry.holder).await.unwrap();
         assert_eq!(one.lookup("s1").await.unwrap(), None);
     }
 
@@ -192,11 +273,70 @@ mod tests {
     async fn an_entry_not_renewed_expires_and_a_renewed_one_lives_on() {
         let directory = LocalSessionDirectory::new();
         let short = Duration::from_millis(50);
-        directory.register("gone", &entry(), short).await.unwrap();
-        directory.register("kept", &entry(), short).await.unwrap();
-        directory.renew(&["kept".into()], ENTRY_TTL).await.unwrap();
+        let entry = entry_of("k1");
+        directory
+            .register("gone", &entry, short, ROOMY)
+            .await
+            .unwrap();
+        directory
+            .register("kept", &entry, short, ROOMY)
+            .await
+            .unwrap();
+        directory.renew(&[held("kept")], TTL).await.unwrap();
         tokio::time::sleep(Duration::from_millis(80)).await;
         assert_eq!(directory.lookup("gone").await.unwrap(), None);
-        assert_eq!(directory.lookup("kept").await.unwrap(), Some(entry()));
+        assert_eq!(directory.lookup("kept").await.unwrap(), Some(entry));
+    }
+
+    #[tokio::test]
+    async fn a_caller_at_its_fleet_cap_is_refused_and_others_are_not() {
+        let directory = LocalSessionDirectory::new();
+        let caps = FleetCaps {
+            sessions: 10,
+            per_caller: 2,
+        };
+        for id in ["a", "b"] {
+            directory
+                .register(id, &entry_of("k1"), TTL, caps)
+                .await
+                .unwrap();
+        }
+        let refused = directory.register("c", &entry_of("k1"), TTL, caps).await;
+        assert!(matches!(
+            refused,
+            Err(NotRegistered::Full(FleetFull::Caller(2)))
+        ));
+        directory
+            .register("d", &entry_of("k2"), TTL, caps)
+            .await
+            .unwrap();
+        assert_eq!(directory.lookup("c").await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn the_fleet_cap_counts_every_caller_and_frees_a_slot_when_one_is_forgotten() {
+        let directory = LocalSessionDirectory::new();
+        let caps = FleetCaps {
+            sessions: 2,
+            per_caller: 10,
+        };
+        directory
+            .register("a", &entry_of("k1"), TTL, caps)
+            .await
+            .unwrap();
+        directory
+            .register("b", &entry_of("k2"), TTL, caps)
+            .await
+            .unwrap();
+        let refused = directory.register("c", &entry_of("k3"), TTL, caps).await;
+        assert!(matches!(
+            refused,
+            Err(NotRegistered::Full(FleetFull::Fleet(2)))
+        ));
+        directory.forget("a", &entry_of("k1").holder).await.unwrap();
+        directory
+            .register("c", &entry_of("k3"), TTL, caps)
+            .await
+            .unwrap();
     }
 }

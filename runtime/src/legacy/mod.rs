@@ -7,12 +7,15 @@
 //!   server-to-client requests the shim sent;
 //! - `relay`: the shim's way to the client, one leg per input request;
 //! - [`handshake`]: the `initialize` request and its result;
-//! - [`directory`]: which worker of a fleet holds each session, so the others forward to it.
+//! - [`directory`]: which worker of a fleet holds each session, so the others forward to it;
+//! - [`fleet`]: this process's part in a fleet: the directory, caps, its URL, and the key
+//!   that vouches for a forwarded request's client.
 //!
 //! A modern request never reaches this module: the transport decides the era first.
 
 pub mod bridge;
 pub mod directory;
+pub mod fleet;
 pub mod handshake;
 mod relay;
 pub mod session;
@@ -29,6 +32,7 @@ pub use session::Session;
 pub use sessions::{Full, SessionId, Sessions};
 
 use crate::handler::{OutgoingMessage, Principal, Tenant};
+use directory::{DirectoryEntry, Holder, NotRegistered};
 use handshake::Initialize;
 
 use crate::budget::{figures, Account, Ledger, Refusal};
@@ -51,65 +55,57 @@ pub struct Legacy {
 }
 
 impl Legacy {
-    /// Records `id`, just begun here, in the fleet's directory (if the process is in one), so
-    /// that its requests landing on other workers are forwarded here. Fails only when the
-    /// directory cannot be written: the session must then end, since only this worker could
-    /// serve it.
-    pub async fn register_in_fleet(
-        &self,
-        id: &str,
-        tenant: &Tenant,
-        version: &str,
-    ) -> Result<(), directory::DirectoryUnavailable> {
-        let Some(fleet) = &self.runtime.sessions else {
+    /// Records `begun`, just begun here, in the fleet's directory (if the process is in
+    /// one), within the fleet's caps, so that its requests landing on other workers are
+    /// forwarded here. On failure the session must end: it would pass a fleet cap, or only
+    /// this worker could find it.
+    pub async fn register_in_fleet(&self, begun: &Begun) -> Result<(), NotRegistered> {
+        let (Some(fleet), Some(entry)) = (&self.runtime.sessions, &begun.entry) else {
             return Ok(());
-        };
-        let Some(owner) = fleet.owner() else {
-            return Ok(());
-        };
-        let entry = directory::DirectoryEntry {
-            owner: owner.to_owned(),
-            tenant: tenant.slug().to_owned(),
-            version: version.to_owned(),
         };
         fleet
             .directory()
-            .register(id, &entry, directory::ENTRY_TTL)
+            .register(&begun.id, entry, fleet::ENTRY_TTL, fleet.caps())
             .await
     }
 
     /// Removes `id`, which ended here, from the fleet's directory, without waiting.
-    pub(crate) fn forget_in_fleet(&self, id: &str) {
-        let Some(fleet) = self.runtime.sessions.clone() else {
+    pub(crate) fn forget_in_fleet(&self, id: &str, holder: Holder) {
+        let legacy = self.clone();
+        let id = id.to_owned();
+        actix_rt::spawn(async move { legacy.forget_in_fleet_now(&id, &holder).await });
+    }
+
+    /// Removes `id`, which ended here, from the fleet's directory (and its fleet-wide
+    /// counts), once that is done: a client that ended a session may begin another at once.
+    pub(crate) async fn forget_in_fleet_now(&self, id: &str, holder: &Holder) {
+        let Some(fleet) = &self.runtime.sessions else {
             return;
         };
-        let id = id.to_owned();
-        actix_rt::spawn(async move {
-            if let Err(e) = fleet.directory().forget(&id).await {
-                // It expires on its own once no longer renewed.
-                tracing::warn!(error = %e, "could not remove an ended legacy session from the directory");
-            }
-        });
+        if let Err(e) = fleet.directory().forget(id, holder).await {
+            // It expires on its own once no longer renewed.
+            tracing::warn!(error = %e, "could not remove an ended legacy session from the directory");
+        }
     }
 
     /// Renews this process's sessions in the fleet's directory every
-    /// [`directory::RENEW_EVERY`] until `stop`; nothing without a fleet.
+    /// [`fleet::RENEW_EVERY`] until `stop`; nothing without a fleet.
     pub fn keep_registered(&self, stop: tokio_util::sync::CancellationToken) {
         let Some(fleet) = self.runtime.sessions.clone() else {
             return;
         };
         let sessions = self.sessions.clone();
         actix_rt::spawn(async move {
-            let mut every = tokio::time::interval(directory::RENEW_EVERY);
+            let mut every = tokio::time::interval(fleet::RENEW_EVERY);
             every.tick().await;
             loop {
                 tokio::select! {
                     _ = stop.cancelled() => return,
                     _ = every.tick() => {}
                 }
-                let ids = sessions.ids();
-                if let Err(e) = fleet.directory().renew(&ids, directory::ENTRY_TTL).await {
-                    tracing::warn!(error = %e, sessions = ids.len(), "could not renew legacy sessions in the directory");
+                let held = sessions.held();
+                if let Err(e) = fleet.directory().renew(&held, fleet::ENTRY_TTL).await {
+                    tracing::warn!(error = %e, sessions = held.len(), "could not renew legacy sessions in the directory");
                 }
             }
         });
@@ -161,6 +157,7 @@ impl Legacy {
         let result = handshake::result(&init, &view, &view.catalog_for(principal));
         let client = init.client_name();
         let version = init.version;
+        let entry = self.entry_for(&init, account, principal);
         let (id, addr) = self
             .sessions
             .create(account, principal, version, |sid| {
@@ -185,7 +182,30 @@ impl Legacy {
             client = client.as_deref().unwrap_or("?"),
             "legacy session started"
         );
-        Ok(Begun { id, addr, result })
+        Ok(Begun {
+            id,
+            addr,
+            result,
+            entry,
+        })
+    }
+
+    /// What the fleet's directory is to hold for a session `init` begins here: `None`
+    /// outside a fleet (or before this worker knows its own URL).
+    fn entry_for(
+        &self,
+        init: &Initialize,
+        account: &Account,
+        principal: &Principal,
+    ) -> Option<DirectoryEntry> {
+        let owner = self.runtime.sessions.as_ref()?.owner()?;
+        Some(DirectoryEntry {
+            owner: owner.to_owned(),
+            holder: Holder::of(account),
+            principal: principal.id().to_owned(),
+            version: init.version.as_str().to_owned(),
+            capabilities: init.client_capabilities.as_map().clone(),
+        })
     }
 }
 
@@ -231,6 +251,8 @@ pub struct Begun {
     pub addr: Addr<Session>,
     /// The `InitializeResult`.
     pub result: Map<String, Value>,
+    /// What the fleet's directory is to hold for it, in a fleet.
+    pub entry: Option<DirectoryEntry>,
 }
 
 impl std::fmt::Debug for Begun {

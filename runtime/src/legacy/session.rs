@@ -145,8 +145,8 @@ impl Session {
     /// Lets go of the session's id and its waiting legs, and cancels its flows. Safe to
     /// repeat: ending a session does it at once, stopping the actor again.
     fn release(&mut self) {
-        if self.legacy.sessions.remove(&self.id).is_some() {
-            self.legacy.forget_in_fleet(&self.id);
+        if let Some(holder) = self.legacy.sessions.remove(&self.id) {
+            self.legacy.forget_in_fleet(&self.id, holder);
         }
         for flow in self.flows.values() {
             flow.cancel();

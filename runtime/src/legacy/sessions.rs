@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use actix::Addr;
 use rand::RngCore;
 
+use super::directory::Holder;
 use super::Session;
 use crate::budget::Account;
 use crate::handler::Principal;
@@ -143,8 +144,8 @@ impl Sessions {
         )
     }
 
-    /// Removes `id`; the session's address if it was live.
-    pub fn remove(&self, id: &str) -> Option<Addr<Session>> {
+    /// Removes `id`; who held it, if it was live.
+    pub fn remove(&self, id: &str) -> Option<Holder> {
         let mut live = self.live();
         let entry = live.sessions.remove(id)?;
         if let Some(n) = live.per_caller.get_mut(&entry.account) {
@@ -153,7 +154,7 @@ impl Sessions {
                 live.per_caller.remove(&entry.account);
             }
         }
-        Some(entry.addr)
+        Some(Holder::of(&entry.account))
     }
 
     /// Whether `id` is a session of this process, whoever presents it.
@@ -161,12 +162,12 @@ impl Sessions {
         self.live().sessions.contains_key(id)
     }
 
-    /// The ids of every live session.
-    pub fn ids(&self) -> Vec<String> {
+    /// Every live session's id, with the tenant and caller it is counted against.
+    pub fn held(&self) -> Vec<(String, Holder)> {
         self.live()
             .sessions
-            .keys()
-            .map(|id| id.to_string())
+            .iter()
+            .map(|(id, entry)| (id.to_string(), Holder::of(&entry.account)))
             .collect()
     }
 

@@ -1,36 +1,102 @@
 //! [`RedisSessionDirectory`]: which worker holds each legacy session, in Redis, so every
-//! worker of a fleet can forward a session's requests to its owner (`legacy::directory`).
+//! worker of a fleet can forward a session's requests to its owner (`legacy::directory`),
+//! and the fleet's count of sessions against its caps.
 //!
-//! One string per session, `{prefix}:session:{id}`: the entry as JSON, with an expiry its
-//! owner renews. A few hundred bytes per session; Redis is asked only when a session's
-//! request lands on a worker that does not hold it.
+//! - `{prefix}:session:{id}`: the entry as JSON (a few hundred bytes, most of them the
+//!   client's capabilities), with an expiry its owner renews;
+//! - `{prefix}:sessions`: every live session's id, scored by when it expires;
+//! - `{prefix}:sessions:{tenant}:{caller}`: the same for one caller's sessions.
+//!
+//! Recording a session is one Lua script over Redis `TIME`: drop what has expired from both
+//! sets, check both caps, then add. Two workers recording at once cannot both take the last
+//! slot. Redis is asked only at `initialize`, at a session's end, once per renewal period
+//! for all of a worker's sessions, and when a session's request lands on a worker that does
+//! not hold it.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
+use redis::Script;
 
 use super::connection::Redis;
-use crate::legacy::directory::{DirectoryEntry, DirectoryUnavailable, SessionDirectory};
+use crate::legacy::directory::{
+    DirectoryEntry, DirectoryUnavailable, FleetCaps, FleetFull, Holder, NotRegistered,
+    SessionDirectory,
+};
+
+/// Records a session within the caps. KEYS: entry, fleet set, caller set. ARGV: id, entry,
+/// ttl in ms, fleet cap, caller cap. Returns 0 (recorded), 1 (fleet full), 2 (caller full).
+const REGISTER: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 1 end
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then return 2 end
+local expires = now + tonumber(ARGV[3])
+redis.call('ZADD', KEYS[2], expires, ARGV[1])
+redis.call('ZADD', KEYS[3], expires, ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 0
+";
+
+/// Extends live sessions. KEYS: fleet set, then each session's entry and caller set. ARGV:
+/// ttl in ms, then each session's id. A session whose entry is gone is left out.
+const RENEW: &str = r"
+local t = redis.call('TIME')
+local expires = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+for i = 2, #ARGV do
+  if redis.call('PEXPIRE', KEYS[2 * i - 2], ARGV[1]) == 1 then
+    redis.call('ZADD', KEYS[1], 'XX', expires, ARGV[i])
+    redis.call('ZADD', KEYS[2 * i - 1], 'XX', expires, ARGV[i])
+    redis.call('PEXPIRE', KEYS[2 * i - 1], ARGV[1])
+  end
+end
+return 0
+";
+
+/// Sessions renewed per script run, so that one run stays short for Redis.
+const RENEW_BATCH: usize = 500;
 
 /// The session directory in Redis. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct RedisSessionDirectory {
     redis: Redis,
+    register: Script,
+    renew: Script,
 }
 
 impl RedisSessionDirectory {
     /// A directory over `redis`'s connection, under its prefix.
     pub fn new(redis: Redis) -> RedisSessionDirectory {
-        RedisSessionDirectory { redis }
+        RedisSessionDirectory {
+            redis,
+            register: Script::new(REGISTER),
+            renew: Script::new(RENEW),
+        }
     }
 
-    fn key(&self, id: &str) -> String {
+    fn entry_key(&self, id: &str) -> String {
         self.redis.key(&format!("session:{id}"))
+    }
+
+    fn fleet_key(&self) -> String {
+        self.redis.key("sessions")
+    }
+
+    fn caller_key(&self, holder: &Holder) -> String {
+        self.redis
+            .key(&format!("sessions:{}:{}", holder.tenant, holder.caller))
     }
 }
 
 fn unavailable(e: impl std::error::Error + Send + Sync + 'static) -> DirectoryUnavailable {
     DirectoryUnavailable(Box::new(e))
+}
+
+fn millis(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
 #[async_trait]
@@ -40,26 +106,40 @@ impl SessionDirectory for RedisSessionDirectory {
         id: &str,
         entry: &DirectoryEntry,
         ttl: Duration,
-    ) -> Result<(), DirectoryUnavailable> {
-        let key = self.key(id);
+        caps: FleetCaps,
+    ) -> Result<(), NotRegistered> {
         let value = serde_json::to_string(entry).map_err(unavailable)?;
-        let secs = ttl.as_secs().max(1);
-        self.redis
+        let script = self.register.clone();
+        let keys = [
+            self.entry_key(id),
+            self.fleet_key(),
+            self.caller_key(&entry.holder),
+        ];
+        let id = id.to_owned();
+        let outcome: i64 = self
+            .redis
             .call(|mut conn| async move {
-                redis::cmd("SET")
-                    .arg(&key)
+                script
+                    .key(&keys[..])
+                    .arg(id)
                     .arg(value)
-                    .arg("EX")
-                    .arg(secs)
-                    .query_async::<()>(&mut conn)
+                    .arg(millis(ttl))
+                    .arg(caps.sessions)
+                    .arg(caps.per_caller)
+                    .invoke_async(&mut conn)
                     .await
             })
             .await
-            .map_err(unavailable)
+            .map_err(unavailable)?;
+        match outcome {
+            1 => Err(FleetFull::Fleet(caps.sessions).into()),
+            2 => Err(FleetFull::Caller(caps.per_caller).into()),
+            _ => Ok(()),
+        }
     }
 
     async fn lookup(&self, id: &str) -> Result<Option<DirectoryEntry>, DirectoryUnavailable> {
-        let key = self.key(id);
+        let key = self.entry_key(id);
         let value: Option<String> = self
             .redis
             .call(
@@ -72,60 +152,74 @@ impl SessionDirectory for RedisSessionDirectory {
             .transpose()
     }
 
-    async fn forget(&self, id: &str) -> Result<(), DirectoryUnavailable> {
-        let key = self.key(id);
-        self.redis
-            .call(|mut conn| async move {
-                redis::cmd("DEL")
-                    .arg(&key)
-                    .query_async::<()>(&mut conn)
-                    .await
-            })
-            .await
-            .map_err(unavailable)
-    }
-
-    async fn renew(&self, ids: &[String], ttl: Duration) -> Result<(), DirectoryUnavailable> {
-        if ids.is_empty() {
-            return Ok(());
-        }
+    async fn forget(&self, id: &str, holder: &Holder) -> Result<(), DirectoryUnavailable> {
         let mut pipe = redis::pipe();
-        for id in ids {
-            pipe.cmd("EXPIRE")
-                .arg(self.key(id))
-                .arg(ttl.as_secs().max(1))
-                .ignore();
-        }
+        pipe.atomic()
+            .cmd("DEL")
+            .arg(self.entry_key(id))
+            .ignore()
+            .cmd("ZREM")
+            .arg(self.fleet_key())
+            .arg(id)
+            .ignore()
+            .cmd("ZREM")
+            .arg(self.caller_key(holder))
+            .arg(id)
+            .ignore();
         self.redis
             .call(|mut conn| async move { pipe.query_async::<()>(&mut conn).await })
             .await
             .map_err(unavailable)
+    }
+
+    async fn renew(
+        &self,
+        sessions: &[(String, Holder)],
+        ttl: Duration,
+    ) -> Result<(), DirectoryUnavailable> {
+        for batch in sessions.chunks(RENEW_BATCH) {
+            let mut keys = Vec::with_capacity(1 + 2 * batch.len());
+            let mut args = Vec::with_capacity(1 + batch.len());
+            keys.push(self.fleet_key());
+            args.push(millis(ttl).to_string());
+            for (id, holder) in batch {
+                keys.push(self.entry_key(id));
+                keys.push(self.caller_key(holder));
+                args.push(id.clone());
+            }
+            let script = self.renew.clone();
+            self.redis
+                .call(|mut conn| async move {
+                    script
+                        .key(keys)
+                        .arg(args)
+                        .invoke_async::<()>(&mut conn)
+                        .await
+                })
+                .await
+                .map_err(unavailable)?;
+        }
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::legacy::directory::examples::{entry_of, ROOMY};
     use crate::redis::testing::test_redis;
 
-    fn entry() -> DirectoryEntry {
-        DirectoryEntry {
-            owner: "http://127.0.0.1:1".into(),
-            tenant: "acme".into(),
-            version: "2025-11-25".into(),
-        }
-    }
+    const MINUTE: Duration = Duration::from_secs(60);
 
     #[tokio::test]
     async fn a_session_registered_by_one_worker_is_found_by_another_until_forgotten() {
         let redis = test_redis().await;
         let one = RedisSessionDirectory::new(redis.clone());
         let other = RedisSessionDirectory::new(redis);
-        one.register("s1", &entry(), Duration::from_secs(60))
-            .await
-            .unwrap();
-        assert_eq!(other.lookup("s1").await.unwrap(), Some(entry()));
-        other.forget("s1").await.unwrap();
+        let entry = entry_of("k1");
+        one.register("s1", &entry, MINUTE, ROOMY).await.unwrap();
+        assert_eq!(other.lookup("s1").await.unwrap(), Some(entry.clone()));
+        other.forget("s1", &entry.holder).await.unwrap();
         assert_eq!(one.lookup("s1").await.unwrap(), None);
     }
 
@@ -134,14 +228,108 @@ mod tests {
         let redis = test_redis().await;
         let directory = RedisSessionDirectory::new(redis);
         let second = Duration::from_secs(1);
-        directory.register("gone", &entry(), second).await.unwrap();
-        directory.register("kept", &entry(), second).await.unwrap();
+        let entry = entry_of("k1");
         directory
-            .renew(&["kept".into()], Duration::from_secs(60))
+            .register("gone", &entry, second, ROOMY)
             .await
             .unwrap();
-        tokio::time::sleep(Duration::from_millis(2_100)).await;
+        directory
+            .register("kept", &entry, second, ROOMY)
+            .await
+            .unwrap();
+        let kept = [("kept".to_owned(), entry.holder.clone())];
+        directory.renew(&kept, MINUTE).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1_300)).await;
         assert_eq!(directory.lookup("gone").await.unwrap(), None);
-        assert_eq!(directory.lookup("kept").await.unwrap(), Some(entry()));
+        assert_eq!(directory.lookup("kept").await.unwrap(), Some(entry));
+    }
+
+    #[tokio::test]
+    async fn a_caller_at_its_cap_on_one_worker_is_refused_on_another() {
+        let redis = test_redis().await;
+        let one = RedisSessionDirectory::new(redis.clone());
+        let other = RedisSessionDirectory::new(redis);
+        let caps = FleetCaps {
+            sessions: 100,
+            per_caller: 2,
+        };
+        one.register("a", &entry_of("k1"), MINUTE, caps)
+            .await
+            .unwrap();
+        other
+            .register("b", &entry_of("k1"), MINUTE, caps)
+            .await
+            .unwrap();
+        let refused = other.register("c", &entry_of("k1"), MINUTE, caps).await;
+        assert!(matches!(
+            refused,
+            Err(NotRegistered::Full(FleetFull::Caller(2)))
+        ));
+        other
+            .register("d", &entry_of("k2"), MINUTE, caps)
+            .await
+            .unwrap();
+        assert_eq!(one.lookup("c").await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_forgotten_session_frees_its_slot_in_the_fleet() {
+        let redis = test_redis().await;
+        let directory = RedisSessionDirectory::new(redis);
+        let caps = FleetCaps {
+            sessions: 2,
+            per_caller: 100,
+        };
+        directory
+            .register("a", &entry_of("k1"), MINUTE, caps)
+            .await
+            .unwrap();
+        directory
+            .register("b", &entry_of("k2"), MINUTE, caps)
+            .await
+            .unwrap();
+        let refused = directory.register("c", &entry_of("k3"), MINUTE, caps).await;
+        assert!(matches!(
+            refused,
+            Err(NotRegistered::Full(FleetFull::Fleet(2)))
+        ));
+        directory.forget("a", &entry_of("k1").holder).await.unwrap();
+        directory
+            .register("c", &entry_of("k3"), MINUTE, caps)
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_expired_session_frees_its_slot_and_a_renewed_one_keeps_it() {
+        let redis = test_redis().await;
+        let directory = RedisSessionDirectory::new(redis);
+        let caps = FleetCaps {
+            sessions: 2,
+            per_caller: 100,
+        };
+        let short = Duration::from_millis(300);
+        directory
+            .register("gone", &entry_of("k1"), short, caps)
+            .await
+            .unwrap();
+        directory
+            .register("kept", &entry_of("k2"), short, caps)
+            .await
+            .unwrap();
+        let kept = [("kept".to_owned(), entry_of("k2").holder)];
+        directory.renew(&kept, MINUTE).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        directory
+            .register("new", &entry_of("k3"), MINUTE, caps)
+            .await
+            .unwrap();
+        let refused = directory
+            .register("more", &entry_of("k4"), MINUTE, caps)
+            .await;
+        assert!(matches!(
+            refused,
+            Err(NotRegistered::Full(FleetFull::Fleet(2)))
+        ));
     }
 }

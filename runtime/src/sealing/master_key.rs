@@ -1,5 +1,7 @@
-//! The master key that wraps every state key at rest: [`MasterKey`], and the one operation
-//! it has, AES-256-GCM over a 32-byte key with associated data the caller chooses.
+//! The master key that wraps every state key at rest: [`MasterKey`], with its two operations:
+//! AES-256-GCM over a 32-byte key with associated data the caller chooses, and keys for
+//! other purposes derived from it (HMAC-SHA256 of the purpose's name), so that the fleet
+//! shares one secret.
 //!
 //! Whatever keeps key rings beyond this process (a database table, Redis) holds them wrapped
 //! under this key (see `wrapped`), so a copy of that storage (a dump, a backup, a replica)
@@ -17,8 +19,11 @@ use aes_gcm::aead::{AeadInOut, KeyInit, Nonce, Tag};
 use aes_gcm::Aes256Gcm;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use base64::Engine as _;
+use hmac::digest::generic_array::GenericArray;
+use hmac::{Hmac, Mac};
 use rand::rngs::OsRng;
 use rand::RngCore;
+use sha2::Sha256;
 use zeroize::Zeroizing;
 
 /// The length of a master key, in bytes.
@@ -54,6 +59,15 @@ pub(crate) struct UnwrapFailed;
 #[error("AES-GCM refused to wrap the plaintext")]
 pub struct WrapFailed;
 
+/// HMAC-SHA256 keyed with `secret`. HMAC pads a key shorter than its block with zeros;
+/// padding it here makes it a whole block, which `KeyInit::new` takes with no length check
+/// left to fail.
+pub(crate) fn keyed_hmac(secret: &[u8; 32]) -> Hmac<Sha256> {
+    let mut block = Zeroizing::new([0u8; 64]);
+    block[..32].copy_from_slice(secret);
+    <Hmac<Sha256> as hmac::digest::KeyInit>::new(GenericArray::from_slice(block.as_slice()))
+}
+
 /// The 32-byte key that wraps state keys at rest. Cloning copies the key (each copy is wiped
 /// when dropped).
 #[derive(Clone)]
@@ -63,6 +77,16 @@ pub struct MasterKey {
 }
 
 impl MasterKey {
+    /// The key for `purpose`, derived from this one: HMAC-SHA256 of the purpose's name under
+    /// the master key. Knowing one derived key tells nothing of the master key or of another
+    /// purpose's key. Wiped when dropped.
+    pub fn derive(&self, purpose: &str) -> Zeroizing<[u8; 32]> {
+        let mut mac = keyed_hmac(&self.secret);
+        mac.update(b"roundtrip key for: ");
+        mac.update(purpose.as_bytes());
+        Zeroizing::new(mac.finalize().into_bytes().into())
+    }
+
     /// A fresh random key from the OS RNG.
     pub fn generate() -> MasterKey {
         let mut secret = Zeroizing::new([0u8; MASTER_KEY_LEN]);
@@ -149,6 +173,30 @@ impl fmt::Debug for MasterKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_padded_hmac_key_is_hmac_sha256_of_the_short_key() {
+        let mut plain = <Hmac<Sha256> as Mac>::new_from_slice(&[1; 32]).unwrap();
+        plain.update(b"message");
+        let mut ours = keyed_hmac(&[1; 32]);
+        ours.update(b"message");
+        assert_eq!(ours.finalize().into_bytes(), plain.finalize().into_bytes());
+    }
+
+    #[test]
+    fn derived_keys_differ_by_purpose_and_by_master_key_and_repeat_otherwise() {
+        let key = MasterKey::generate();
+        let again = MasterKey::from_base64(&key.to_base64()).unwrap();
+        assert_eq!(
+            *key.derive("legacy-forward"),
+            *again.derive("legacy-forward")
+        );
+        assert_ne!(*key.derive("legacy-forward"), *key.derive("other"));
+        assert_ne!(
+            *key.derive("legacy-forward"),
+            *MasterKey::generate().derive("legacy-forward")
+        );
+    }
 
     #[test]
     fn a_master_key_reads_back_from_its_base64() {

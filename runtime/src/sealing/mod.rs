@@ -63,6 +63,7 @@ pub use key_manager::{
     UNKNOWN_KID_REFRESH_EVERY,
 };
 pub use keyring::{KeyRing, KeyRings, Pending};
+pub(crate) use master_key::keyed_hmac;
 pub use master_key::{MasterKey, MasterKeyError, WrapFailed, MASTER_KEY_LEN};
 pub use policy::{open, seal, Payload, SealPolicy};
 pub use replay::{

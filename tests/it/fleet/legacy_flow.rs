@@ -56,37 +56,62 @@ impl Events {
     }
 }
 
+/// What `initialize` got back.
+struct Handshake {
+    client: awc::Client,
+    status: u16,
+    session: Option<String>,
+    reply: Value,
+}
+
+/// POSTs `initialize` with form elicitation declared to the demo tenant at `base`.
+async fn initialize(base: &str) -> Handshake {
+    let client = awc::Client::builder().disable_timeout().finish();
+    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": LEGACY_VERSION,
+        "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "fleet-test", "version": "0"},
+    }});
+    let mut resp = client
+        .post(format!("{base}/t/demo/mcp"))
+        .insert_header(("accept", "application/json, text/event-stream"))
+        .insert_header(("authorization", format!("Bearer {DEMO_KEY}")))
+        .send_json(&body)
+        .await
+        .expect("the balancer answers");
+    let session = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let bytes = resp.body().await.expect("a body");
+    Handshake {
+        client,
+        status: resp.status().as_u16(),
+        session,
+        reply: serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    }
+}
+
 impl LegacyFlow {
     /// `initialize` with form elicitation declared, then `notifications/initialized`.
     pub(super) async fn begin(base: &str) -> LegacyFlow {
-        let client = awc::Client::builder().disable_timeout().finish();
-        let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": LEGACY_VERSION,
-            "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "fleet-test", "version": "0"},
-        }});
-        let mut resp = client
-            .post(format!("{base}/t/demo/mcp"))
-            .insert_header(("accept", "application/json, text/event-stream"))
-            .insert_header(("authorization", format!("Bearer {DEMO_KEY}")))
-            .send_json(&body)
-            .await
-            .expect("the balancer answers");
-        assert_eq!(resp.status(), 200, "{:?}", resp.body().await);
-        let session = resp
-            .headers()
-            .get("mcp-session-id")
-            .and_then(|v| v.to_str().ok())
-            .expect("a session id")
-            .to_owned();
+        let handshake = initialize(base).await;
+        assert_eq!(handshake.status, 200, "{}", handshake.reply);
         let flow = LegacyFlow {
             base: base.to_owned(),
-            session,
-            client,
+            session: handshake.session.expect("a session id"),
+            client: handshake.client,
         };
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         assert_eq!(flow.post(&initialized).await.0, 202);
         flow
+    }
+
+    /// `initialize` that may be refused: the status and the JSON reply.
+    pub(super) async fn try_begin(base: &str) -> (u16, Value) {
+        let handshake = initialize(base).await;
+        (handshake.status, handshake.reply)
     }
 
     fn request(&self, method: awc::http::Method) -> awc::ClientRequest {

@@ -333,6 +333,32 @@ async fn legacy_shim_flows_whose_requests_and_answers_land_on_other_workers_comp
 }
 
 #[actix_web::test]
+async fn a_caller_holds_its_legacy_session_cap_across_the_fleet_not_per_worker() {
+    let mut settings = FleetSettings::new(REDIS).await;
+    settings.set("ROUNDTRIP_LEGACY__MAX_SESSIONS_PER_CALLER", "2");
+    let fleet = Fleet::start(&settings, 3).await;
+    let first = LegacyFlow::begin(&fleet.balancer.url).await;
+    let _second = LegacyFlow::begin(&fleet.balancer.url).await;
+    // Round robin sends the third `initialize` to a worker that holds none of the caller's
+    // sessions: only the fleet's count refuses it.
+    let (status, refused) = LegacyFlow::try_begin(&fleet.balancer.url).await;
+    assert_eq!(status, 503, "{refused}");
+    assert_eq!(refused["error"]["code"], -31503, "{refused}");
+    // Each `begin` was `initialize` and `notifications/initialized`.
+    let routes = fleet.balancer.answered_by();
+    let initializes = [routes[0], routes[2], routes[4]];
+    assert!(
+        initializes[2] != initializes[0] && initializes[2] != initializes[1],
+        "the refused handshake landed on a worker holding none of the caller's sessions: {routes:?}"
+    );
+    // Ending a session, on any worker, frees its slot for the next.
+    assert_eq!(first.delete().await, 200);
+    let _third = LegacyFlow::begin(&fleet.balancer.url).await;
+    fleet.stop().await;
+    settings.remove().await;
+}
+
+#[actix_web::test]
 async fn a_legacy_session_whose_worker_died_gets_404_on_every_other_worker() {
     let settings = FleetSettings::new(REDIS).await;
     let mut fleet = Fleet::start(&settings, 3).await;

@@ -25,6 +25,8 @@ pub(crate) struct FleetSettings {
     pub(crate) redis_url: String,
     redis_prefix: String,
     master_key: String,
+    /// More settings every worker gets, as environment variables.
+    extra: Vec<(String, String)>,
 }
 
 impl FleetSettings {
@@ -51,7 +53,13 @@ impl FleetSettings {
             redis_url: redis_url.to_owned(),
             redis_prefix: format!("fleet-{id}"),
             master_key: MasterKey::generate().to_base64().to_string(),
+            extra: Vec::new(),
         }
+    }
+
+    /// Every worker started from now on gets `name=value` in its environment.
+    pub(crate) fn set(&mut self, name: &str, value: &str) {
+        self.extra.push((name.to_owned(), value.to_owned()));
     }
 
     /// `roundtrip serve` as one worker of this fleet.
@@ -63,7 +71,8 @@ impl FleetSettings {
             .env("ROUNDTRIP_REDIS_PREFIX", &self.redis_prefix)
             .env("ROUNDTRIP_MASTER_KEY", &self.master_key)
             .env("ROUNDTRIP_DEMO_API_KEY", DEMO_KEY)
-            .env("ROUNDTRIP_ADMIN_TOKEN", ADMIN_TOKEN);
+            .env("ROUNDTRIP_ADMIN_TOKEN", ADMIN_TOKEN)
+            .envs(self.extra.iter().map(|(k, v)| (k, v)));
         worker
     }
 

@@ -50,14 +50,20 @@ pub(crate) async fn route(
     };
     let service = service.into_inner();
     if let Some(forwarder) = &dispatcher.forwarder {
-        if let Some(owner) = forward::owner_of(&req, slug, &service).await {
-            return forward::to_owner(&owner, &req, payload, &service, forwarder).await;
+        if let Some(entry) = forward::owner_of(&req, slug, &service).await {
+            // Authenticated here too: a request the owner would refuse costs no hop.
+            let (_, principal) = resolve(Headers::of(&req), slug, &service, None)?;
+            if entry.principal != principal.id() {
+                return Err(RpcError::refused(None, McpError::unknown_session()));
+            }
+            let client = client_of(&req, &service);
+            return forward::to_owner(&entry, &req, client, payload, &service, forwarder).await;
         }
     }
     match *req.method() {
         Method::POST => post(&req, slug, payload, &service, &dispatcher).await,
         Method::GET => get(&req, slug, &service).await,
-        Method::DELETE => delete(&req, slug, &service),
+        Method::DELETE => delete(&req, slug, &service).await,
         _ => Err(RpcError::method_not_allowed()),
     }
 }
@@ -103,11 +109,15 @@ async fn get(
 }
 
 /// DELETE with an `Mcp-Session-Id`: the session ends. Without one, 405.
-fn delete(req: &HttpRequest, slug: &str, service: &McpService) -> Result<HttpResponse, RpcError> {
+async fn delete(
+    req: &HttpRequest,
+    slug: &str,
+    service: &McpService,
+) -> Result<HttpResponse, RpcError> {
     let headers = Headers::of(req);
     let found = session_of(slug, headers, service)?;
     let sid = headers.session_id().unwrap_or_default();
-    Ok(legacy::end(sid, service, found))
+    Ok(legacy::end(sid, service, found).await)
 }
 
 /// The session a GET or DELETE names, for its tenant and caller.
@@ -140,7 +150,7 @@ async fn handle(
     };
     let (tenant, principal) = resolve(headers, slug, service, id)?;
     // Who the caller is, for caps and budgets: built only by what keeps something.
-    let client = client_address(req, &service.http.clients);
+    let client = client_of(req, service);
     // The era is decided here, in the order of protocol-2026-07-28 §4.5: a legacy handshake;
     // the modern envelope (never looking at sessions); a session's id; otherwise modern.
     let session_id = headers.session_id();
@@ -208,6 +218,12 @@ async fn read_body(payload: web::Payload, service: &McpService) -> Result<web::B
         )))),
         Ok(Ok(Ok(body))) => Ok(body),
     }
+}
+
+/// The client's address: as a fleet worker that forwarded the request vouched for it, or as
+/// the network and the trusted proxies say (`client.rs`).
+fn client_of(req: &HttpRequest, service: &McpService) -> Option<IpAddr> {
+    forward::vouched_client(req, service).or_else(|| client_address(req, &service.http.clients))
 }
 
 /// The tenant (404 if unknown) and who is calling (401 if not authenticated).

@@ -4,11 +4,14 @@
 //! included. Why over HTTP and not through Redis: `legacy::directory`.
 //!
 //! A request is forwarded at most once: the forward carries [`FORWARDED`], and a worker never
-//! forwards a request that carries it (so a stale directory cannot make a loop). The header
-//! only ever stops a forward, so a client that sends it gains nothing. An owner that cannot
-//! be reached is gone: its entry is forgotten and the client gets 404, as for any ended
-//! session, and initializes again.
+//! forwards a request that carries it (so a stale directory cannot make a loop). The header's
+//! value names the client's address, vouched for with the fleet's MAC (`legacy::fleet`), so
+//! the owner counts an anonymous caller by its own address, not the forwarding worker's; a
+//! value without a good MAC (a client that sends the header itself) names nobody, and the
+//! peer is the client as usual. An owner that cannot be reached is gone: its entry is
+//! forgotten and the client gets 404, as for any ended session, and initializes again.
 
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use actix_web::http::header::{self, HeaderName, HeaderValue};
@@ -17,6 +20,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::error::RpcError;
 use super::headers::SESSION_ID;
 use super::McpService;
+use crate::legacy::directory::DirectoryEntry;
 use crate::protocol::McpError;
 
 /// Set on a forwarded request.
@@ -42,15 +46,16 @@ impl Forwarder {
     }
 }
 
-/// The owner to forward `req` to: another worker of the fleet that holds the session it
-/// names, for tenant `slug`. `None` when this worker answers it: no fleet, no session id, a
-/// session held here, a forward already, or a session the directory does not know (or
-/// cannot be asked about), which this worker then answers 404.
+/// The directory's entry for the session `req` names, when another worker of the fleet holds
+/// it for tenant `slug`: the request is to be forwarded there. `None` when this worker
+/// answers it: no fleet, no session id, a session held here, a forward already, or a
+/// session the directory does not know (or cannot be asked about), which this worker then
+/// answers 404.
 pub(crate) async fn owner_of(
     req: &HttpRequest,
     slug: &str,
     service: &McpService,
-) -> Option<String> {
+) -> Option<DirectoryEntry> {
     let fleet = service.runtime.sessions.as_ref()?;
     let sid = req.headers().get(SESSION_ID)?.to_str().ok()?;
     if req.headers().contains_key(FORWARDED) || service.legacy.sessions.holds(sid) {
@@ -63,27 +68,45 @@ pub(crate) async fn owner_of(
             return None;
         }
     };
-    (entry.tenant == slug && fleet.owner() != Some(entry.owner.as_str())).then_some(entry.owner)
+    (entry.holder.tenant == slug && fleet.owner() != Some(entry.owner.as_str())).then_some(entry)
 }
 
-/// Sends `req` with its body to `owner` and streams the owner's response back.
+/// The client a forwarded request names in [`FORWARDED`], if the fleet's key vouches for it.
+pub(crate) fn vouched_client(req: &HttpRequest, service: &McpService) -> Option<IpAddr> {
+    let value = req.headers().get(FORWARDED)?.to_str().ok()?;
+    let sid = req.headers().get(SESSION_ID)?.to_str().ok()?;
+    service.runtime.sessions.as_ref()?.key().believe(sid, value)
+}
+
+/// Sends `req` from `client` with its body to the owner in `entry` and streams the owner's
+/// response back.
 pub(crate) async fn to_owner(
-    owner: &str,
+    entry: &DirectoryEntry,
     req: &HttpRequest,
+    client: Option<IpAddr>,
     payload: web::Payload,
     service: &McpService,
     forwarder: &Forwarder,
 ) -> Result<HttpResponse, RpcError> {
     let started = Instant::now();
-    let mut forward = forwarder
-        .client
-        .request(req.method().clone(), format!("{owner}{}", req.uri()));
+    let sid = req.headers().get(SESSION_ID).and_then(|v| v.to_str().ok());
+    let mut forward = forwarder.client.request(
+        req.method().clone(),
+        format!("{}{}", entry.owner, req.uri()),
+    );
     for (name, value) in req.headers() {
         if !hop_by_hop(name) {
             forward = forward.append_header((name.clone(), value.clone()));
         }
     }
-    let forward = forward.insert_header((FORWARDED, HeaderValue::from_static("1")));
+    let vouch = match (&service.runtime.sessions, sid, client) {
+        (Some(fleet), Some(sid), Some(client)) => {
+            HeaderValue::from_str(&fleet.key().vouch(sid, client)).ok()
+        }
+        _ => None,
+    };
+    let forward =
+        forward.insert_header((FORWARDED, vouch.unwrap_or(HeaderValue::from_static("-"))));
     match forward.send_stream(payload).await {
         Ok(response) => {
             service
@@ -102,8 +125,8 @@ pub(crate) async fn to_owner(
                 .metrics
                 .record_forward("owner_gone", started.elapsed());
             tracing::info!(error = %e, "the worker holding a legacy session is gone");
-            if let Some(sid) = req.headers().get(SESSION_ID).and_then(|v| v.to_str().ok()) {
-                service.legacy.forget_in_fleet(sid);
+            if let Some(sid) = sid {
+                service.legacy.forget_in_fleet(sid, entry.holder.clone());
             }
             Err(RpcError::refused(None, McpError::unknown_session()))
         }

@@ -23,6 +23,7 @@ use crate::budget::Account;
 use crate::dispatch::Reply;
 use crate::handler::{Notifier, Principal, Tenant};
 use crate::legacy::bridge::{Answer, Unanswered};
+use crate::legacy::directory::NotRegistered;
 use crate::legacy::session::{deliver, End, Notify, OpenStream};
 use crate::legacy::sessions::Found;
 use crate::legacy::{handshake, SessionOn};
@@ -32,7 +33,8 @@ use crate::protocol::{Era, ErrorCode, McpError, Notification, Request};
 
 /// `initialize`: a new session for this tenant and caller, charged to `account`, unless a
 /// cap or a budget is reached. In a fleet the session is recorded in the directory before
-/// the client gets its id (503 if it cannot be: no other worker could find the session).
+/// the client gets its id: refused (-31503) at a fleet-wide cap, and 503 if the directory
+/// cannot be written (no other worker could find the session).
 pub(crate) async fn initialize(
     request: Request,
     tenant: Arc<Tenant>,
@@ -42,29 +44,30 @@ pub(crate) async fn initialize(
 ) -> Result<HttpResponse, RpcError> {
     let id = request.id.clone();
     let init = handshake::parse(&request).map_err(|e| RpcError::refused(Some(&id), e))?;
-    let version = init.version.as_str();
     let begun = service
         .legacy
         .begin(init, &tenant, &principal, account, SessionOn::Http)
         .map_err(|refused| RpcError::refused(Some(&id), refused.to_error()))?;
-    if let Err(e) = service
-        .legacy
-        .register_in_fleet(&begun.id, &tenant, version)
-        .await
-    {
-        tracing::warn!(error = %e, "legacy session refused: the session directory is unavailable");
+    if let Err(not) = service.legacy.register_in_fleet(&begun).await {
         service.legacy.sessions.remove(&begun.id);
-        begun.addr.do_send(End {
-            why: "the session directory is unavailable",
-        });
-        return Err(RpcError::refused(
-            Some(&id),
-            McpError::new(
-                ErrorCode::OverCapacity,
-                "Legacy sessions are unavailable right now; try again shortly",
-            )
-            .with_data(serde_json::json!({ "retryAfterMs": 1000 })),
-        ));
+        let (why, error) = match not {
+            NotRegistered::Full(full) => {
+                tracing::warn!(%full, "initialize refused");
+                let error = McpError::new(ErrorCode::TooManySessions, full.to_string());
+                ("a fleet-wide cap on sessions is reached", error)
+            }
+            NotRegistered::Unavailable(e) => {
+                tracing::warn!(error = %e, "legacy session refused: the session directory is unavailable");
+                let error = McpError::new(
+                    ErrorCode::OverCapacity,
+                    "Legacy sessions are unavailable right now; try again shortly",
+                )
+                .with_data(serde_json::json!({ "retryAfterMs": 1000 }));
+                ("the session directory is unavailable", error)
+            }
+        };
+        begun.addr.do_send(End { why });
+        return Err(RpcError::refused(Some(&id), error));
     }
     let mut response = json_result(&id, &begun.result);
     if let Ok(value) = HeaderValue::from_str(&begun.id) {
@@ -218,12 +221,19 @@ pub(crate) async fn open_stream(
     Ok(sse::session_stream(service, rx, charge))
 }
 
-/// DELETE with a session: the session ends; its id is unknown from now on.
-pub(crate) fn end(session_id: &str, service: &McpService, found: Found) -> HttpResponse {
-    service.legacy.sessions.remove(session_id);
+/// DELETE with a session: the session ends; its id is unknown from now on, in the fleet's
+/// directory too before the client is answered.
+pub(crate) async fn end(session_id: &str, service: &McpService, found: Found) -> HttpResponse {
+    let held = service.legacy.sessions.remove(session_id);
     found.addr.do_send(End {
         why: "deleted by the client",
     });
+    if let Some(holder) = held {
+        service
+            .legacy
+            .forget_in_fleet_now(session_id, &holder)
+            .await;
+    }
     HttpResponse::Ok().finish()
 }
 

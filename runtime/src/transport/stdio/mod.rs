@@ -369,12 +369,12 @@ impl Server {
             tracing::warn!(%id, "drain timed out: request cancelled");
             self.write(error_bytes(Some(id), &e)).await;
         }
-        if let Some((sid, _)) = &self.session {
-            if let Some(session) = self.legacy.sessions.remove(sid) {
-                session.do_send(End {
-                    why: "end of input",
-                });
-            }
+        if let Some((sid, session)) = &self.session {
+            // stdio sessions are never in a fleet's directory.
+            self.legacy.sessions.remove(sid);
+            session.do_send(End {
+                why: "end of input",
+            });
         }
         late.len()
     }

@@ -1,0 +1,203 @@
+//! A process's part in a fleet's legacy sessions ([`SessionFleet`]): the shared
+//! [`SessionDirectory`], the fleet's caps on sessions, the URL the other workers reach this
+//! one at, and the [`ForwardKey`] that lets an owner believe what a forwarding worker says
+//! about the client.
+//!
+//! A forwarded request reaches the owner from the forwarding worker's address, not the
+//! client's. Anonymous callers are told apart by their address (`budget::Account`), so the
+//! forwarding worker names the client in a header the owner believes only when it carries a
+//! MAC under a key every worker derives from the master key, bound to the session and to a
+//! time within [`FORWARD_SKEW`]. A client that sends the header itself cannot make the MAC.
+
+use std::net::IpAddr;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+use super::directory::{FleetCaps, SessionDirectory};
+use crate::sealing::{keyed_hmac, MasterKey};
+
+/// How often an owner renews its sessions' entries.
+pub const RENEW_EVERY: Duration = Duration::from_secs(30);
+
+/// How long an entry lives unrenewed: three renewals, so one missed renewal loses nothing.
+pub const ENTRY_TTL: Duration = Duration::from_secs(90);
+
+/// How far the time in a forward's client header may be from the owner's clock.
+pub const FORWARD_SKEW: Duration = Duration::from_secs(30);
+
+/// A process's part in a fleet's legacy sessions. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct SessionFleet {
+    directory: Arc<dyn SessionDirectory>,
+    caps: FleetCaps,
+    key: Arc<ForwardKey>,
+    owner: Arc<OnceLock<String>>,
+}
+
+impl SessionFleet {
+    /// Sessions registered in `directory` within `caps`, forwards vouched for with `key`;
+    /// this process's URL is set later, with [`SessionFleet::set_owner`].
+    pub fn new(
+        directory: Arc<dyn SessionDirectory>,
+        caps: FleetCaps,
+        key: ForwardKey,
+    ) -> SessionFleet {
+        SessionFleet {
+            directory,
+            caps,
+            key: Arc::new(key),
+            owner: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The base URL the other workers reach this process at; the first one set stays.
+    pub fn set_owner(&self, url: String) {
+        let _ = self.owner.set(url);
+    }
+
+    /// This process's URL, once set.
+    pub fn owner(&self) -> Option<&str> {
+        self.owner.get().map(String::as_str)
+    }
+
+    /// The directory.
+    pub fn directory(&self) -> &dyn SessionDirectory {
+        self.directory.as_ref()
+    }
+
+    /// The fleet-wide caps on sessions.
+    pub fn caps(&self) -> FleetCaps {
+        self.caps
+    }
+
+    /// The key forwards are vouched for with.
+    pub fn key(&self) -> &ForwardKey {
+        &self.key
+    }
+}
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// The fleet's key for vouching for a forwarded request's client address: HMAC-SHA256, the
+/// same in every worker (derived from the master key), never sent.
+pub struct ForwardKey {
+    /// HMAC keyed with the secret, cloned for each MAC.
+    keyed: HmacSha256,
+}
+
+impl std::fmt::Debug for ForwardKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ForwardKey(..)")
+    }
+}
+
+impl ForwardKey {
+    /// The fleet's key, derived from the master key every worker of the fleet shares.
+    pub fn derived_from(master: &MasterKey) -> ForwardKey {
+        ForwardKey::new(&master.derive("legacy-forward"))
+    }
+
+    /// A key of these 32 secret bytes.
+    pub fn new(secret: &[u8; 32]) -> ForwardKey {
+        ForwardKey {
+            keyed: keyed_hmac(secret),
+        }
+    }
+
+    fn mac(&self, session: &str, client: &str, at: u64) -> HmacSha256 {
+        let mut mac = self.keyed.clone();
+        for part in [session.as_bytes(), b"\n", client.as_bytes(), b"\n"] {
+            mac.update(part);
+        }
+        mac.update(&at.to_be_bytes());
+        mac
+    }
+
+    /// The header value naming `client` as the caller of a forward of `session`'s request:
+    /// `<ip> <unix seconds> <MAC in hex>`.
+    pub fn vouch(&self, session: &str, client: IpAddr) -> String {
+        let at = unix_now();
+        let client = client.to_string();
+        let tag = self.mac(session, &client, at).finalize().into_bytes();
+        format!("{client} {at} {}", hex::encode(tag))
+    }
+
+    /// The client `value` names for a forward of `session`'s request, if its MAC holds and
+    /// its time is within [`FORWARD_SKEW`] of now; the compare is constant-time.
+    pub fn believe(&self, session: &str, value: &str) -> Option<IpAddr> {
+        let mut parts = value.split(' ');
+        let (client, at, tag) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() {
+            return None;
+        }
+        let at: u64 = at.parse().ok()?;
+        if unix_now().abs_diff(at) > FORWARD_SKEW.as_secs() {
+            return None;
+        }
+        let tag = hex::decode(tag).ok()?;
+        self.mac(session, client, at).verify_slice(&tag).ok()?;
+        client.parse().ok()
+    }
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(byte: u8) -> ForwardKey {
+        ForwardKey::new(&[byte; 32])
+    }
+
+    fn client() -> IpAddr {
+        "192.0.2.7".parse().unwrap()
+    }
+
+    #[test]
+    fn a_vouched_client_is_believed_for_its_session() {
+        let value = key(1).vouch("s1", client());
+        assert_eq!(key(1).believe("s1", &value), Some(client()));
+    }
+
+    #[test]
+    fn a_client_vouched_for_under_another_key_is_not_believed() {
+        let value = key(2).vouch("s1", client());
+        assert_eq!(key(1).believe("s1", &value), None);
+    }
+
+    #[test]
+    fn a_vouch_for_one_session_is_not_believed_for_another() {
+        let value = key(1).vouch("s1", client());
+        assert_eq!(key(1).believe("s2", &value), None);
+    }
+
+    #[test]
+    fn a_vouch_whose_address_was_changed_is_not_believed() {
+        let value = key(1).vouch("s1", client());
+        let forged = value.replacen("192.0.2.7", "192.0.2.8", 1);
+        assert_eq!(key(1).believe("s1", &forged), None);
+    }
+
+    #[test]
+    fn an_old_vouch_is_not_believed() {
+        let k = key(1);
+        let at = unix_now() - FORWARD_SKEW.as_secs() - 5;
+        let tag = hex::encode(k.mac("s1", "192.0.2.7", at).finalize().into_bytes());
+        assert_eq!(k.believe("s1", &format!("192.0.2.7 {at} {tag}")), None);
+    }
+
+    #[test]
+    fn a_client_written_header_without_a_mac_is_not_believed() {
+        assert_eq!(key(1).believe("s1", "192.0.2.7"), None);
+        assert_eq!(key(1).believe("s1", "1"), None);
+    }
+}
