@@ -14,19 +14,27 @@
 //!   `service.name=roundtrip`, `service.version` and `service.instance.id` = the worker id.
 //!   [`Telemetry::shutdown`] sends what is still batched, once the command has stopped.
 //!
+//!   A request that names its caller's trace (W3C `traceparent`, with `tracestate`) runs
+//!   under a span of that trace ([`remote_parent`], named [`REMOTE_PARENT_SPAN`]), so its
+//!   spans join the caller's trace; a legacy session's requests run in the session's actor
+//!   and begin traces of their own.
+//!
 //! Unset, nothing of OpenTelemetry is installed: the subscriber is the log filter and its
 //! formatter, as before traces existed, and a request pays nothing for the option.
 
 use std::cell::RefCell;
 use std::time::Duration;
 
+use opentelemetry::propagation::{Extractor, TextMapPropagator as _};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry::KeyValue;
 use opentelemetry_otlp::{Protocol, WithExportConfig as _};
+use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use opentelemetry_sdk::Resource;
 use roundtrip_runtime::dispatch::REQUEST_SPAN;
 use tracing::{Event, Subscriber};
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use tracing_subscriber::filter::{filter_fn, EnvFilter, FilterExt as _};
 use tracing_subscriber::fmt::format::{self, FormatEvent, FormatFields, Writer};
 use tracing_subscriber::fmt::FmtContext;
@@ -100,7 +108,8 @@ impl Telemetry {
             .with_filter(
                 log_filter(&settings.log)
                     .or(filter_fn(|meta| {
-                        meta.is_span() && meta.name() == REQUEST_SPAN
+                        meta.is_span()
+                            && (meta.name() == REQUEST_SPAN || meta.name() == REMOTE_PARENT_SPAN)
                     }))
                     .and(filter_fn(|meta| !is_exporter_target(meta.target()))),
             );
@@ -122,6 +131,45 @@ impl Telemetry {
                 tracing::warn!(error = %e, "the last spans may not have been exported");
             }
         }
+    }
+}
+
+/// The name of the span a request that names its caller's trace runs under; its request
+/// span is its child.
+pub const REMOTE_PARENT_SPAN: &str = "mcp.traced";
+
+/// The span a request with `traceparent` (and `tracestate`) runs under: a span whose parent
+/// is the caller's, in the caller's trace. A `traceparent` that does not parse leaves it a
+/// root, as if none had been sent. The MCP endpoint calls it only while traces are exported
+/// (`HttpConfig::remote_parent`).
+pub fn remote_parent(traceparent: &str, tracestate: Option<&str>) -> tracing::Span {
+    let caller = TraceContextPropagator::new().extract(&TraceHeaders {
+        traceparent,
+        tracestate,
+    });
+    let span = tracing::span!(tracing::Level::INFO, REMOTE_PARENT_SPAN);
+    // Refused only without an OpenTelemetry layer, where there is no trace to join.
+    let _ = span.set_parent(caller);
+    span
+}
+
+/// A request's Trace Context headers, as the propagator reads them.
+struct TraceHeaders<'a> {
+    traceparent: &'a str,
+    tracestate: Option<&'a str>,
+}
+
+impl Extractor for TraceHeaders<'_> {
+    fn get(&self, key: &str) -> Option<&str> {
+        match key {
+            "traceparent" => Some(self.traceparent),
+            "tracestate" => self.tracestate,
+            _ => None,
+        }
+    }
+
+    fn keys(&self) -> Vec<&str> {
+        vec!["traceparent", "tracestate"]
     }
 }
 

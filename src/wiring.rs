@@ -29,7 +29,7 @@ use roundtrip_runtime::sealing::{
     MemoryReplayCache, RingError, SealPolicy, Snapshot,
 };
 use roundtrip_runtime::tenancy::{Limiter, TenantDirectory};
-use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService};
+use roundtrip_runtime::transport::http::{self, HostGuard, HttpConfig, McpService, RemoteParent};
 use roundtrip_tenants::admin::{self, AdminApi};
 use roundtrip_tenants::audit_log::{self, AuditLog};
 use roundtrip_tenants::redis_limits::RedisLimiter;
@@ -428,6 +428,10 @@ pub async fn start_fleet(
         ),
         clients: config.clients.runtime(),
         streams: config.streams.runtime(),
+        remote_parent: config
+            .otlp_endpoint
+            .is_some()
+            .then_some(crate::telemetry::remote_parent as RemoteParent),
     };
     let directory: Arc<dyn TenantDirectory> = registry.clone();
     let fleet = runtime.sessions.clone();

@@ -120,6 +120,52 @@ async fn serve_exports_each_requests_span_over_otlp_by_the_time_it_stops() {
     assert!(request.span.end_time_unix_nano >= request.span.start_time_unix_nano);
 }
 
+/// The caller's trace in the W3C Trace Context example.
+const TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
+const CALLER_SPAN: &str = "b7ad6b7169203331";
+
+#[actix_web::test]
+async fn a_request_naming_its_callers_trace_is_exported_in_that_trace() {
+    let receiver = OtlpReceiver::start();
+    let mut command = serve_command();
+    command.env("ROUNDTRIP_OTLP_ENDPOINT", &receiver.endpoint);
+    let serve = Serve::start_command(command);
+    let traced = tool_call(1, "echo", json!({"text": "traced"}), json!({}));
+    let reply = serve
+        .call_demo_with(
+            DEMO_KEY,
+            &traced,
+            &[("traceparent", &format!("00-{TRACE_ID}-{CALLER_SPAN}-01"))],
+        )
+        .await;
+    assert_eq!(reply["result"]["content"][0]["text"], "traced", "{reply}");
+    echo(&serve).await;
+    serve.stop();
+
+    let spans = receiver.spans();
+    let requests: Vec<_> = spans.iter().filter(|s| s.span.name == "mcp").collect();
+    assert_eq!(requests.len(), 2, "{spans:#?}");
+    let in_trace: Vec<_> = spans
+        .iter()
+        .filter(|s| hex::encode(&s.span.trace_id) == TRACE_ID)
+        .collect();
+    let parent = in_trace
+        .iter()
+        .find(|s| hex::encode(&s.span.parent_span_id) == CALLER_SPAN)
+        .unwrap_or_else(|| panic!("no span whose parent is the caller's in {spans:#?}"));
+    let request = in_trace
+        .iter()
+        .find(|s| s.span.name == "mcp")
+        .unwrap_or_else(|| panic!("the request span is not in the caller's trace: {spans:#?}"));
+    assert_eq!(request.span.parent_span_id, parent.span.span_id);
+    // The request that named no trace began one of its own.
+    let untraced = requests
+        .iter()
+        .find(|s| hex::encode(&s.span.trace_id) != TRACE_ID)
+        .expect("the second request's span");
+    assert!(untraced.span.parent_span_id.is_empty(), "{untraced:#?}");
+}
+
 #[actix_web::test]
 async fn without_roundtrip_otlp_endpoint_nothing_is_exported_even_with_the_sdks_variables() {
     let receiver = OtlpReceiver::start();

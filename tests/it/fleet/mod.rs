@@ -333,6 +333,35 @@ async fn legacy_shim_flows_whose_requests_and_answers_land_on_other_workers_comp
 }
 
 #[actix_web::test]
+async fn a_shim_answer_is_taken_once_whichever_workers_its_copies_land_on() {
+    let settings = FleetSettings::new(REDIS).await;
+    let fleet = Fleet::start(&settings, 3).await;
+    let session = LegacyFlow::begin(&fleet.balancer.url).await;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "greet", "arguments": {}}});
+    let (_, mut events) = session.post(&call).await;
+    let leg = events.next().await.expect("the shim's elicitation");
+    let answer = |name: &str| {
+        json!({"jsonrpc": "2.0", "id": leg["id"],
+            "result": {"action": "accept", "content": {"name": name}}})
+    };
+    let (first, _) = session.post_json(&answer("Ada")).await;
+    let (second, again) = session.post_json(&answer("Grace")).await;
+    assert_eq!((first, second), (202, 400), "{again}");
+    let done = events.next().await.expect("the call's result");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Hello, Ada!",
+        "{done}"
+    );
+    // The answers landed on two workers, and at most one of them holds the session.
+    let routes = fleet.balancer.answered_by();
+    let answers = &routes[routes.len() - 2..];
+    assert_ne!(answers[0], answers[1], "{routes:?}");
+    fleet.stop().await;
+    settings.remove().await;
+}
+
+#[actix_web::test]
 async fn a_caller_holds_its_legacy_session_cap_across_the_fleet_not_per_worker() {
     let mut settings = FleetSettings::new(REDIS).await;
     settings.set("ROUNDTRIP_LEGACY__MAX_SESSIONS_PER_CALLER", "2");

@@ -106,6 +106,16 @@ impl Serve {
 
     /// POSTs `body` to its demo tenant with `key`; the JSON-RPC reply.
     pub(crate) async fn call_demo(&self, key: &str, body: &Value) -> Value {
+        self.call_demo_with(key, body, &[]).await
+    }
+
+    /// [`Serve::call_demo`] with more headers.
+    pub(crate) async fn call_demo_with(
+        &self,
+        key: &str,
+        body: &Value,
+        headers: &[(&str, &str)],
+    ) -> Value {
         let client = awc::Client::builder()
             .timeout(Duration::from_secs(20))
             .finish();
@@ -116,6 +126,9 @@ impl Serve {
             .insert_header(("authorization", format!("Bearer {key}")));
         for (name, value) in mcp_headers(Some(body)) {
             req = req.insert_header((name, value));
+        }
+        for (name, value) in headers {
+            req = req.insert_header((*name, *value));
         }
         let mut resp = req.send_json(body).await.expect("serve answers");
         let bytes = resp.body().await.expect("a reply body");

@@ -13,6 +13,7 @@ use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::FutureExt;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::client::client_address;
 use super::error::RpcError;
@@ -40,6 +41,30 @@ use crate::tenancy::AuthError;
 /// 10k instructions of an echo `tools/call`'s 80k (12%, `bench/instructions.sh`, 2026-12-03;
 /// BENCHMARKS.md), where this match costs a few dozen.
 pub(crate) async fn route(
+    req: HttpRequest,
+    payload: web::Payload,
+    service: web::Data<McpService>,
+    dispatcher: web::Data<WorkerDispatcher>,
+) -> Result<HttpResponse, RpcError> {
+    match remote_parent(&req, &service) {
+        Some(span) => {
+            answer(req, payload, service, dispatcher)
+                .instrument(span)
+                .await
+        }
+        None => answer(req, payload, service, dispatcher).await,
+    }
+}
+
+/// The span a request runs under when it names its caller's trace and traces are exported.
+fn remote_parent(req: &HttpRequest, service: &McpService) -> Option<tracing::Span> {
+    let make = service.http.remote_parent?;
+    let (traceparent, tracestate) = Headers::of(req).trace_context()?;
+    Some(make(traceparent, tracestate))
+}
+
+/// [`route`], under whatever span it set.
+async fn answer(
     req: HttpRequest,
     payload: web::Payload,
     service: web::Data<McpService>,

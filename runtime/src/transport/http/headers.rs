@@ -1,5 +1,5 @@
 //! Every request header the MCP endpoint reads, read here: `Accept`, `Authorization`,
-//! `Mcp-Session-Id`, `MCP-Protocol-Version`, and the SEP-2243 headers the envelope checks
+//! `Mcp-Session-Id`, `MCP-Protocol-Version`, `traceparent` and `tracestate`, and the SEP-2243 headers the envelope checks
 //! compare with the body. Borrowed from the request, never copied, and looked up by
 //! [`HeaderName`] constants: a lookup by `&str` builds a `HeaderName` first, and for a name
 //! that is not a standard header that copies it into a new allocation, several per request
@@ -20,6 +20,11 @@ const METHOD: HeaderName = HeaderName::from_static("mcp-method");
 /// `Mcp-Name` (SEP-2243).
 const NAME: HeaderName = HeaderName::from_static("mcp-name");
 
+/// `traceparent` (W3C Trace Context).
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+/// `tracestate` (W3C Trace Context).
+const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
+
 /// The headers of one request.
 #[derive(Clone, Copy)]
 pub(crate) struct Headers<'a>(&'a HeaderMap);
@@ -32,6 +37,12 @@ impl<'a> Headers<'a> {
     /// The value of `name`, if sent as visible ASCII.
     fn text(&self, name: &HeaderName) -> Option<&'a str> {
         self.0.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The caller's trace, as W3C Trace Context names it: `traceparent`, and `tracestate`
+    /// if sent.
+    pub(crate) fn trace_context(&self) -> Option<(&'a str, Option<&'a str>)> {
+        Some((self.text(&TRACEPARENT)?, self.text(&TRACESTATE)))
     }
 
     /// `Host`: present but unreadable is the empty host, which no guard allows.

@@ -61,7 +61,14 @@ pub struct HttpConfig {
     pub clients: ClientsConfig,
     /// Limits of long-lived streams.
     pub streams: StreamsConfig,
+    /// Makes the span under which a request that names its caller's trace (a W3C
+    /// `traceparent`, with its `tracestate`) runs, so that the request's spans join that
+    /// trace. `None` (no trace exporter): the headers are not read.
+    pub remote_parent: Option<RemoteParent>,
 }
+
+/// A function from a request's `traceparent` and `tracestate` to the span it runs under.
+pub type RemoteParent = fn(traceparent: &str, tracestate: Option<&str>) -> tracing::Span;
 
 impl Default for HttpConfig {
     fn default() -> Self {
@@ -72,6 +79,7 @@ impl Default for HttpConfig {
             guard: HostGuard::localhost(),
             clients: ClientsConfig::default(),
             streams: StreamsConfig::default(),
+            remote_parent: None,
         }
     }
 }
