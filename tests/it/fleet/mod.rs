@@ -6,6 +6,7 @@
 //! one holding it are forwarded there, the shim's answers included.
 
 mod balancer;
+mod clients;
 mod legacy_flow;
 mod workers;
 
@@ -357,6 +358,29 @@ async fn a_shim_answer_is_taken_once_whichever_workers_its_copies_land_on() {
     let routes = fleet.balancer.answered_by();
     let answers = &routes[routes.len() - 2..];
     assert_ne!(answers[0], answers[1], "{routes:?}");
+    fleet.stop().await;
+    settings.remove().await;
+}
+
+#[actix_web::test]
+async fn a_forwarded_request_is_counted_against_its_clients_address_not_the_forwarders() {
+    let mut settings = FleetSettings::new(REDIS).await;
+    settings.set("ROUNDTRIP_STREAMS__MAX_LISTEN_PER_CALLER", "1");
+    let fleet = Fleet::start(&settings, 2).await;
+    let url = |i: usize| fleet.workers[i].as_ref().expect("running").url.clone();
+    let (owner, other) = (url(0), url(1));
+    clients::create_open_tenant(&owner).await;
+    clients::wait_until_served(&other).await;
+    // A session held by the first worker; its id sent to the second is forwarded.
+    let session = clients::initialize_from(&owner, "127.0.0.2").await;
+    let (first, _held) = clients::listen_from(&other, "127.0.0.2", &session).await;
+    assert_eq!(first, 200);
+    // Another address is another anonymous caller, with a listen stream of its own...
+    let (second, _also_held) = clients::listen_from(&other, "127.0.0.3", &session).await;
+    assert_eq!(second, 200, "counted as the forwarding worker's address");
+    // ...and the first one is at its cap.
+    let (again, _) = clients::listen_from(&other, "127.0.0.2", &session).await;
+    assert_eq!(again, 429);
     fleet.stop().await;
     settings.remove().await;
 }
