@@ -1297,7 +1297,17 @@ mod tests {
         assert!(validated(|c| c.legacy.idle_timeout_secs = 2 * 24 * 60 * 60).is_err());
         assert!(validated(|c| c.legacy.max_sessions = 0).is_err());
         assert!(validated(|c| c.legacy.max_sessions_per_caller = 0).is_err());
+        assert!(validated(|c| c.legacy.max_fleet_sessions = 0).is_err());
         assert!(validated(|c| c.legacy.unused_timeout_secs = 0).is_err());
+    }
+
+    #[test]
+    fn the_fleet_caps_are_the_fleet_total_and_the_per_caller_cap() {
+        let mut c = Config::default();
+        c.legacy.max_fleet_sessions = 7;
+        c.legacy.max_sessions_per_caller = 3;
+        let caps = c.legacy.fleet_caps();
+        assert_eq!((caps.sessions, caps.per_caller), (7, 3));
     }
 
     #[test]

@@ -38,8 +38,7 @@ impl ApiKey {
     pub fn new_random() -> Self {
         let mut id = [0u8; 8];
         rand::rngs::OsRng.fill_bytes(&mut id);
-        let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
-        Self::generate(format!("k_{id}"))
+        Self::generate(format!("k_{}", hex::encode(id)))
     }
 
     /// A new random key `rt_<43 base64url chars>`.

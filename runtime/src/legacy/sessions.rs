@@ -23,7 +23,7 @@ pub type SessionId = Arc<str>;
 pub fn random_id() -> String {
     let mut bytes = [0u8; 16];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
 
 #[derive(Debug)]

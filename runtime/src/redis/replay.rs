@@ -26,13 +26,7 @@ impl RedisReplayCache {
     }
 
     fn key(&self, digest: &StateDigest) -> String {
-        use std::fmt::Write as _;
-        let mut name = String::with_capacity("replay:".len() + 64);
-        name.push_str("replay:");
-        for byte in digest {
-            let _ = write!(name, "{byte:02x}");
-        }
-        self.redis.key(&name)
+        self.redis.key(&format!("replay:{}", hex::encode(digest)))
     }
 }
 

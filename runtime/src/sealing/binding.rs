@@ -50,11 +50,7 @@ impl ArgsDigest {
 
 impl fmt::Debug for ArgsDigest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ArgsDigest(")?;
-        for b in self.0 {
-            write!(f, "{b:02x}")?;
-        }
-        f.write_str(")")
+        write!(f, "ArgsDigest({})", hex::encode(self.0))
     }
 }
 

@@ -276,7 +276,7 @@ mod tests {
             for text in [
                 STANDARD.encode(secret),
                 base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret),
-                secret.iter().map(|b| format!("{b:02x}")).collect(),
+                hex::encode(secret),
             ] {
                 assert!(!stored.contains(&text), "a key in the clear in {stored}");
             }

@@ -133,7 +133,7 @@ async fn openapi_json(api: web::Data<AdminApi>) -> HttpResponse {
 /// ([`schema::PAGE_CURSOR_PATTERN`]). Opaque to the client; any cursor of that form is
 /// accepted, and names the place in the list after that key.
 fn cursor_of(key: &str) -> String {
-    hex(key.as_bytes())
+    hex::encode(key.as_bytes())
 }
 
 /// The key a page cursor carries.
@@ -157,7 +157,7 @@ fn cursor_key(cursor: Option<&str>) -> Result<Option<String>, Problem> {
 /// An audit page cursor: the last record's id, as 16 lowercase hex digits
 /// ([`schema::AUDIT_CURSOR_PATTERN`]).
 fn audit_cursor_of(id: i64) -> String {
-    hex(&id.to_be_bytes())
+    hex::encode(id.to_be_bytes())
 }
 
 /// The record id an audit page cursor carries: the next page has the older records.
@@ -174,10 +174,6 @@ fn audit_cursor(cursor: Option<&str>) -> Result<Option<i64>, Problem> {
 
 fn bad_cursor() -> Problem {
     Problem::bad_request("cursor: not a cursor this API gave")
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Lowercase hex only, an even number of digits.

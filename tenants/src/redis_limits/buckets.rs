@@ -8,7 +8,6 @@
 //! key. The limits travel with every call rather than being stored: a changed limit applies
 //! at once to the level a bucket has (a lower burst caps it; a higher one fills at the rate).
 
-use std::fmt::Write as _;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -78,11 +77,7 @@ fn bucket_name(tenant: &str, id: BucketId<'_>) -> String {
         BucketId::Caller(caller) => ("caller", caller),
         BucketId::Tool(tool) => ("tool", tool),
     };
-    let mut key = format!("rl:{tenant}:{kind}:");
-    for byte in name.bytes() {
-        let _ = write!(key, "{byte:02x}");
-    }
-    key
+    format!("rl:{tenant}:{kind}:{}", hex::encode(name))
 }
 
 #[cfg(test)]
