@@ -250,8 +250,8 @@ pub struct StateSettings {
 pub struct LegacySettings {
     /// Live legacy sessions per process; `initialize` beyond it gets HTTP 503.
     pub max_sessions: usize,
-    /// Live legacy sessions one caller (API key, or all anonymous callers) holds per tenant;
-    /// with Redis, across the whole fleet.
+    /// Live legacy sessions one caller (an API key, or an anonymous client's address) holds
+    /// per tenant; with Redis, across the whole fleet.
     pub max_sessions_per_caller: usize,
     /// With Redis: live legacy sessions in the whole fleet; `initialize` beyond it gets
     /// -31503 (HTTP 503) on any worker.

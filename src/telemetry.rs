@@ -26,11 +26,11 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use opentelemetry::propagation::{Extractor, TextMapPropagator as _};
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry::KeyValue;
 use opentelemetry_otlp::{Protocol, WithExportConfig as _};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
-use opentelemetry_sdk::trace::SdkTracerProvider;
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use opentelemetry_sdk::Resource;
 use roundtrip_runtime::dispatch::REQUEST_SPAN;
 use tracing::{Event, Subscriber};
@@ -139,18 +139,22 @@ impl Telemetry {
 pub const REMOTE_PARENT_SPAN: &str = "mcp.traced";
 
 /// The span a request with `traceparent` (and `tracestate`) runs under: a span whose parent
-/// is the caller's, in the caller's trace. A `traceparent` that does not parse leaves it a
-/// root, as if none had been sent. The MCP endpoint calls it only while traces are exported
-/// (`HttpConfig::remote_parent`).
-pub fn remote_parent(traceparent: &str, tracestate: Option<&str>) -> tracing::Span {
+/// is the caller's, in the caller's trace; `None` for a `traceparent` that does not parse,
+/// as if none had been sent. The MCP endpoint calls it only while traces are exported
+/// (`HttpConfig::remote_parent`). Whether the caller sampled its trace does not matter: every
+/// request is exported (the provider's sampler is always on).
+pub fn remote_parent(traceparent: &str, tracestate: Option<&str>) -> Option<tracing::Span> {
     let caller = TraceContextPropagator::new().extract(&TraceHeaders {
         traceparent,
         tracestate,
     });
+    if !caller.span().span_context().is_valid() {
+        return None;
+    }
     let span = tracing::span!(tracing::Level::INFO, REMOTE_PARENT_SPAN);
     // Refused only without an OpenTelemetry layer, where there is no trace to join.
     let _ = span.set_parent(caller);
-    span
+    Some(span)
 }
 
 /// A request's Trace Context headers, as the propagator reads them.
@@ -238,6 +242,9 @@ fn tracer_provider(endpoint: &str, worker_id: &str) -> Result<SdkTracerProvider,
         ])
         .build();
     Ok(SdkTracerProvider::builder()
+        // Every request is exported, whatever a caller's `traceparent` says of sampling: the
+        // default, parent-based, would let a client turn its requests' spans off.
+        .with_sampler(Sampler::AlwaysOn)
         .with_batch_exporter(exporter)
         .with_resource(resource)
         .build())

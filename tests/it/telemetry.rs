@@ -123,6 +123,8 @@ async fn serve_exports_each_requests_span_over_otlp_by_the_time_it_stops() {
 /// The caller's trace in the W3C Trace Context example.
 const TRACE_ID: &str = "0af7651916cd43dd8448eb211c80319c";
 const CALLER_SPAN: &str = "b7ad6b7169203331";
+/// A trace its caller did not sample (flags `00`).
+const UNSAMPLED_TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 
 #[actix_web::test]
 async fn a_request_naming_its_callers_trace_is_exported_in_that_trace() {
@@ -131,20 +133,26 @@ async fn a_request_naming_its_callers_trace_is_exported_in_that_trace() {
     command.env("ROUNDTRIP_OTLP_ENDPOINT", &receiver.endpoint);
     let serve = Serve::start_command(command);
     let traced = tool_call(1, "echo", json!({"text": "traced"}), json!({}));
-    let reply = serve
-        .call_demo_with(
-            DEMO_KEY,
-            &traced,
-            &[("traceparent", &format!("00-{TRACE_ID}-{CALLER_SPAN}-01"))],
-        )
-        .await;
-    assert_eq!(reply["result"]["content"][0]["text"], "traced", "{reply}");
+    for (trace, flags) in [(TRACE_ID, "01"), (UNSAMPLED_TRACE_ID, "00")] {
+        let traceparent = format!("00-{trace}-{CALLER_SPAN}-{flags}");
+        let reply = serve
+            .call_demo_with(DEMO_KEY, &traced, &[("traceparent", &traceparent)])
+            .await;
+        assert_eq!(reply["result"]["content"][0]["text"], "traced", "{reply}");
+    }
     echo(&serve).await;
     serve.stop();
 
     let spans = receiver.spans();
     let requests: Vec<_> = spans.iter().filter(|s| s.span.name == "mcp").collect();
-    assert_eq!(requests.len(), 2, "{spans:#?}");
+    assert_eq!(requests.len(), 3, "{spans:#?}");
+    // A caller that did not sample its trace does not turn the request's spans off.
+    assert!(
+        requests
+            .iter()
+            .any(|s| hex::encode(&s.span.trace_id) == UNSAMPLED_TRACE_ID),
+        "{spans:#?}"
+    );
     let in_trace: Vec<_> = spans
         .iter()
         .filter(|s| hex::encode(&s.span.trace_id) == TRACE_ID)
@@ -161,7 +169,7 @@ async fn a_request_naming_its_callers_trace_is_exported_in_that_trace() {
     // The request that named no trace began one of its own.
     let untraced = requests
         .iter()
-        .find(|s| hex::encode(&s.span.trace_id) != TRACE_ID)
+        .find(|s| ![TRACE_ID, UNSAMPLED_TRACE_ID].contains(&hex::encode(&s.span.trace_id).as_str()))
         .expect("the second request's span");
     assert!(untraced.span.parent_span_id.is_empty(), "{untraced:#?}");
 }

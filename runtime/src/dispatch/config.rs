@@ -44,7 +44,8 @@ pub struct RuntimeConfig {
     /// of `/metrics` (`roundtrip_redis_errors_total`).
     pub redis_errors: Option<RedisErrorCount>,
     /// Legacy sessions shared with the other workers of a fleet: the directory that says which
-    /// worker holds each session. `None`: sessions are this process's alone.
+    /// worker holds each session, the fleet's caps, this worker's URL and the key that
+    /// vouches for a forward's client. `None`: sessions are this process's alone.
     pub sessions: Option<SessionFleet>,
 }
 

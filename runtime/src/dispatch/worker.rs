@@ -14,6 +14,7 @@ use std::task::Poll;
 
 use actix::Addr;
 use futures_util::future::Either;
+use tracing::Instrument as _;
 
 use super::call::Call;
 use super::config::RuntimeConfig;
@@ -153,15 +154,20 @@ impl WorkerState {
             None => {
                 let key_manager = self.0.key_manager.clone();
                 let rotation = self.0.rotation.clone();
-                Either::Right(on_its_own_task(async move {
-                    match fetch_ring(key_manager.zip(rotation), &call, &config).await {
-                        Some(protection) => dispatch(call, protection, config).await,
-                        None if call.cancel.is_cancelled() => Reply::Cancelled,
-                        None => Reply::Error(McpError::internal(
-                            "Internal error: no key ring for tenant",
-                        )),
+                // On a task of its own, under the span current here: the request's span,
+                // made inside, stays the child of the one the transport runs it under.
+                Either::Right(on_its_own_task(
+                    async move {
+                        match fetch_ring(key_manager.zip(rotation), &call, &config).await {
+                            Some(protection) => dispatch(call, protection, config).await,
+                            None if call.cancel.is_cancelled() => Reply::Cancelled,
+                            None => Reply::Error(McpError::internal(
+                                "Internal error: no key ring for tenant",
+                            )),
+                        }
                     }
-                }))
+                    .in_current_span(),
+                ))
             }
         }
     }

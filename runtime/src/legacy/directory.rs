@@ -49,11 +49,13 @@ pub struct DirectoryEntry {
     #[serde(flatten)]
     pub holder: Holder,
     /// The principal that began it: a request from another is answered 404 where it lands,
-    /// not forwarded.
+    /// not forwarded. Empty in an entry an older worker wrote: then only the owner checks.
+    #[serde(default)]
     pub principal: String,
     /// The version `initialize` negotiated.
     pub version: String,
     /// The client capabilities `initialize` declared, in the bounded form the owner keeps.
+    #[serde(default)]
     pub capabilities: Map<String, Value>,
 }
 
@@ -63,7 +65,8 @@ pub struct Holder {
     /// The tenant's slug.
     pub tenant: String,
     /// The caller within the tenant (`budget::Account::caller`): a principal id, or
-    /// `anonymous@<ip>`.
+    /// `anonymous@<ip>`. Empty in an entry an older worker wrote.
+    #[serde(default)]
     pub caller: String,
 }
 
@@ -134,12 +137,14 @@ pub trait SessionDirectory: Send + Sync + std::fmt::Debug + 'static {
     async fn forget(&self, id: &str, holder: &Holder) -> Result<(), DirectoryUnavailable>;
 
     /// Extends the entries of `sessions` (ids with their holders) by `ttl` from now: the
-    /// owner's sessions still live.
+    /// owner's sessions still live. Returns the ids it no longer held (expired, forgotten by
+    /// a worker that could not reach the owner, or lost with a Redis restarted empty): no
+    /// other worker can find those sessions any more, so the owner ends them.
     async fn renew(
         &self,
         sessions: &[(String, Holder)],
         ttl: Duration,
-    ) -> Result<(), DirectoryUnavailable>;
+    ) -> Result<Vec<String>, DirectoryUnavailable>;
 }
 
 /// A directory in this process's memory, for several servers in one process (tests, or an
@@ -207,15 +212,17 @@ impl SessionDirectory for LocalSessionDirectory {
         &self,
         sessions: &[(String, Holder)],
         ttl: Duration,
-    ) -> Result<(), DirectoryUnavailable> {
-        let until = Instant::now() + ttl;
+    ) -> Result<Vec<String>, DirectoryUnavailable> {
+        let now = Instant::now();
         let mut entries = self.entries();
+        let mut lost = Vec::new();
         for (id, _) in sessions {
-            if let Some((_, expires)) = entries.get_mut(id) {
-                *expires = until;
+            match entries.get_mut(id) {
+                Some((_, expires)) if *expires > now => *expires = now + ttl,
+                _ => lost.push(id.clone()),
             }
         }
-        Ok(())
+        Ok(lost)
     }
 }
 
@@ -283,9 +290,37 @@ mod tests {
             .await
             .unwrap();
         directory.renew(&[held("kept")], TTL).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(80)).await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
         assert_eq!(directory.lookup("gone").await.unwrap(), None);
         assert_eq!(directory.lookup("kept").await.unwrap(), Some(entry));
+    }
+
+    #[tokio::test]
+    async fn renewing_names_the_sessions_the_directory_no_longer_holds() {
+        let directory = LocalSessionDirectory::new();
+        let entry = entry_of("k1");
+        directory
+            .register("kept", &entry, TTL, ROOMY)
+            .await
+            .unwrap();
+        directory
+            .register("forgotten", &entry, TTL, ROOMY)
+            .await
+            .unwrap();
+        directory.forget("forgotten", &entry.holder).await.unwrap();
+        let lost = directory
+            .renew(&[held("kept"), held("forgotten")], TTL)
+            .await
+            .unwrap();
+        assert_eq!(lost, ["forgotten"]);
+    }
+
+    #[test]
+    fn an_entry_written_without_caller_principal_or_capabilities_still_reads() {
+        let older = r#"{"owner":"http://10.0.0.5:8080","tenant":"acme","version":"2025-11-25"}"#;
+        let entry: DirectoryEntry = serde_json::from_str(older).unwrap();
+        assert_eq!(entry.holder.tenant, "acme");
+        assert!(entry.principal.is_empty() && entry.capabilities.is_empty());
     }
 
     #[tokio::test]

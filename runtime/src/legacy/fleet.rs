@@ -6,8 +6,9 @@
 //! A forwarded request reaches the owner from the forwarding worker's address, not the
 //! client's. Anonymous callers are told apart by their address (`budget::Account`), so the
 //! forwarding worker names the client in a header the owner believes only when it carries a
-//! MAC under a key every worker derives from the master key, bound to the session and to a
-//! time within [`FORWARD_SKEW`]. A client that sends the header itself cannot make the MAC.
+//! MAC under a key every worker derives from the master key, bound to the session, the
+//! request's method, the owner and a time within [`FORWARD_SKEW`]. A client that sends the
+//! header itself cannot make the MAC.
 
 use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
@@ -107,27 +108,30 @@ impl ForwardKey {
         }
     }
 
-    fn mac(&self, session: &str, client: &str, at: u64) -> HmacSha256 {
+    fn mac(&self, to: &Forward<'_>, client: &str, at: u64) -> HmacSha256 {
         let mut mac = self.keyed.clone();
-        for part in [session.as_bytes(), b"\n", client.as_bytes(), b"\n"] {
-            mac.update(part);
+        // No part holds a line break (ids, methods, URLs and addresses are header-safe
+        // text), and the time is fixed-size at the end: the message reads one way only.
+        for part in [to.session, to.method, to.owner, client] {
+            mac.update(part.as_bytes());
+            mac.update(b"\n");
         }
         mac.update(&at.to_be_bytes());
         mac
     }
 
-    /// The header value naming `client` as the caller of a forward of `session`'s request:
+    /// The header value naming `client` as the caller of the forward `to`:
     /// `<ip> <unix seconds> <MAC in hex>`.
-    pub fn vouch(&self, session: &str, client: IpAddr) -> String {
+    pub fn vouch(&self, to: &Forward<'_>, client: IpAddr) -> String {
         let at = unix_now();
         let client = client.to_string();
-        let tag = self.mac(session, &client, at).finalize().into_bytes();
+        let tag = self.mac(to, &client, at).finalize().into_bytes();
         format!("{client} {at} {}", hex::encode(tag))
     }
 
-    /// The client `value` names for a forward of `session`'s request, if its MAC holds and
-    /// its time is within [`FORWARD_SKEW`] of now; the compare is constant-time.
-    pub fn believe(&self, session: &str, value: &str) -> Option<IpAddr> {
+    /// The client `value` names for the forward `to`, if its MAC holds and its time is
+    /// within [`FORWARD_SKEW`] of now; the compare is constant-time.
+    pub fn believe(&self, to: &Forward<'_>, value: &str) -> Option<IpAddr> {
         let mut parts = value.split(' ');
         let (client, at, tag) = (parts.next()?, parts.next()?, parts.next()?);
         if parts.next().is_some() {
@@ -138,9 +142,21 @@ impl ForwardKey {
             return None;
         }
         let tag = hex::decode(tag).ok()?;
-        self.mac(session, client, at).verify_slice(&tag).ok()?;
+        self.mac(to, client, at).verify_slice(&tag).ok()?;
         client.parse().ok()
     }
+}
+
+/// What a forward's vouch is bound to: the session it names, its method, and the owner it
+/// is sent to (as the directory names it).
+#[derive(Debug, Clone, Copy)]
+pub struct Forward<'a> {
+    /// The `Mcp-Session-Id`.
+    pub session: &'a str,
+    /// The HTTP method.
+    pub method: &'a str,
+    /// The owner's base URL.
+    pub owner: &'a str,
 }
 
 fn unix_now() -> u64 {
@@ -162,42 +178,70 @@ mod tests {
         "192.0.2.7".parse().unwrap()
     }
 
+    const OWNER: &str = "http://10.0.0.5:8080";
+
+    fn post(session: &str) -> Forward<'_> {
+        Forward {
+            session,
+            method: "POST",
+            owner: OWNER,
+        }
+    }
+
     #[test]
     fn a_vouched_client_is_believed_for_its_session() {
-        let value = key(1).vouch("s1", client());
-        assert_eq!(key(1).believe("s1", &value), Some(client()));
+        let value = key(1).vouch(&post("s1"), client());
+        assert_eq!(key(1).believe(&post("s1"), &value), Some(client()));
     }
 
     #[test]
     fn a_client_vouched_for_under_another_key_is_not_believed() {
-        let value = key(2).vouch("s1", client());
-        assert_eq!(key(1).believe("s1", &value), None);
+        let value = key(2).vouch(&post("s1"), client());
+        assert_eq!(key(1).believe(&post("s1"), &value), None);
     }
 
     #[test]
     fn a_vouch_for_one_session_is_not_believed_for_another() {
-        let value = key(1).vouch("s1", client());
-        assert_eq!(key(1).believe("s2", &value), None);
+        let value = key(1).vouch(&post("s1"), client());
+        assert_eq!(key(1).believe(&post("s2"), &value), None);
+    }
+
+    #[test]
+    fn a_vouch_for_one_method_or_owner_is_not_believed_for_another() {
+        let value = key(1).vouch(&post("s1"), client());
+        let delete = Forward {
+            method: "DELETE",
+            ..post("s1")
+        };
+        let elsewhere = Forward {
+            owner: "http://10.0.0.6:8080",
+            ..post("s1")
+        };
+        assert_eq!(key(1).believe(&delete, &value), None);
+        assert_eq!(key(1).believe(&elsewhere, &value), None);
     }
 
     #[test]
     fn a_vouch_whose_address_was_changed_is_not_believed() {
-        let value = key(1).vouch("s1", client());
+        let value = key(1).vouch(&post("s1"), client());
         let forged = value.replacen("192.0.2.7", "192.0.2.8", 1);
-        assert_eq!(key(1).believe("s1", &forged), None);
+        assert_eq!(key(1).believe(&post("s1"), &forged), None);
     }
 
     #[test]
     fn an_old_vouch_is_not_believed() {
         let k = key(1);
         let at = unix_now() - FORWARD_SKEW.as_secs() - 5;
-        let tag = hex::encode(k.mac("s1", "192.0.2.7", at).finalize().into_bytes());
-        assert_eq!(k.believe("s1", &format!("192.0.2.7 {at} {tag}")), None);
+        let tag = hex::encode(k.mac(&post("s1"), "192.0.2.7", at).finalize().into_bytes());
+        assert_eq!(
+            k.believe(&post("s1"), &format!("192.0.2.7 {at} {tag}")),
+            None
+        );
     }
 
     #[test]
     fn a_client_written_header_without_a_mac_is_not_believed() {
-        assert_eq!(key(1).believe("s1", "192.0.2.7"), None);
-        assert_eq!(key(1).believe("s1", "1"), None);
+        assert_eq!(key(1).believe(&post("s1"), "192.0.2.7"), None);
+        assert_eq!(key(1).believe(&post("s1"), "1"), None);
     }
 }

@@ -89,12 +89,14 @@ impl Legacy {
     }
 
     /// Renews this process's sessions in the fleet's directory every
-    /// [`fleet::RENEW_EVERY`] until `stop`; nothing without a fleet.
+    /// [`fleet::RENEW_EVERY`] until `stop`, and ends those the directory no longer holds
+    /// (their requests would get 404 on every other worker, so the client begins anew
+    /// anyway); nothing without a fleet.
     pub fn keep_registered(&self, stop: tokio_util::sync::CancellationToken) {
-        let Some(fleet) = self.runtime.sessions.clone() else {
+        if self.runtime.sessions.is_none() {
             return;
-        };
-        let sessions = self.sessions.clone();
+        }
+        let legacy = self.clone();
         actix_rt::spawn(async move {
             let mut every = tokio::time::interval(fleet::RENEW_EVERY);
             every.tick().await;
@@ -103,12 +105,32 @@ impl Legacy {
                     _ = stop.cancelled() => return,
                     _ = every.tick() => {}
                 }
-                let held = sessions.held();
-                if let Err(e) = fleet.directory().renew(&held, fleet::ENTRY_TTL).await {
-                    tracing::warn!(error = %e, sessions = held.len(), "could not renew legacy sessions in the directory");
-                }
+                legacy.renew_in_fleet().await;
             }
         });
+    }
+
+    /// One renewal of [`Legacy::keep_registered`].
+    async fn renew_in_fleet(&self) {
+        let Some(fleet) = &self.runtime.sessions else {
+            return;
+        };
+        let held = self.sessions.held();
+        match fleet.directory().renew(&held, fleet::ENTRY_TTL).await {
+            Ok(lost) => {
+                for id in lost {
+                    if let Some(session) = self.sessions.address(&id) {
+                        tracing::info!("a legacy session left the directory: ending it");
+                        session.do_send(session::End {
+                            why: "no other worker could find it any more",
+                        });
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, sessions = held.len(), "could not renew legacy sessions in the directory");
+            }
+        }
     }
 
     /// Starts the process's LegacyBridge on the current arbiter, with a byte ledger of its
@@ -261,5 +283,74 @@ impl std::fmt::Debug for Begun {
         f.debug_struct("Begun")
             .field("result", &self.result)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::directory::{FleetCaps, LocalSessionDirectory, SessionDirectory};
+    use super::fleet::{ForwardKey, SessionFleet};
+    use super::*;
+    use crate::handler::Catalog;
+    use crate::protocol::{ClientCapabilities, ProtocolVersion};
+
+    /// A process in a fleet whose directory is `directory`, and a session begun in it.
+    async fn registered(directory: &LocalSessionDirectory) -> (Legacy, Begun, Holder) {
+        let caps = FleetCaps {
+            sessions: 10,
+            per_caller: 10,
+        };
+        let fleet = SessionFleet::new(Arc::new(directory.clone()), caps, ForwardKey::new(&[1; 32]));
+        fleet.set_owner("http://127.0.0.1:1".into());
+        let runtime = RuntimeConfig {
+            sessions: Some(fleet),
+            ..RuntimeConfig::default()
+        };
+        let legacy = Legacy::start(Arc::new(runtime));
+        let tenant = Arc::new(Tenant::new("t", Catalog::builder().build()));
+        let account = Account::new("t", &Principal::anonymous(), None);
+        let init = Initialize {
+            version: ProtocolVersion::V2025_11_25,
+            client_capabilities: ClientCapabilities::default(),
+            client_info: None,
+        };
+        let begun = legacy
+            .begin(
+                init,
+                &tenant,
+                &Principal::anonymous(),
+                &account,
+                SessionOn::Http,
+            )
+            .expect("a session");
+        legacy.register_in_fleet(&begun).await.expect("registered");
+        (legacy, begun, Holder::of(&account))
+    }
+
+    #[actix_rt::test]
+    async fn a_session_the_directory_lost_is_ended_at_the_next_renewal() {
+        let directory = LocalSessionDirectory::new();
+        let (legacy, begun, holder) = registered(&directory).await;
+        directory.forget(&begun.id, &holder).await.unwrap();
+        legacy.renew_in_fleet().await;
+        for _ in 0..50 {
+            if legacy.sessions.address(&begun.id).is_none() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the session the directory lost still lives");
+    }
+
+    #[actix_rt::test]
+    async fn a_session_the_directory_holds_lives_on_after_a_renewal() {
+        let directory = LocalSessionDirectory::new();
+        let (legacy, begun, _) = registered(&directory).await;
+        legacy.renew_in_fleet().await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(legacy.sessions.address(&begun.id).is_some());
+        assert!(directory.lookup(&begun.id).await.unwrap().is_some());
     }
 }

@@ -157,6 +157,11 @@ impl Sessions {
         Some(Holder::of(&entry.account))
     }
 
+    /// The actor of session `id`, if it is live here, whoever asks.
+    pub(crate) fn address(&self, id: &str) -> Option<Addr<Session>> {
+        self.live().sessions.get(id).map(|entry| entry.addr.clone())
+    }
+
     /// Whether `id` is a session of this process, whoever presents it.
     pub fn holds(&self, id: &str) -> bool {
         self.live().sessions.contains_key(id)

@@ -42,18 +42,21 @@ return 0
 ";
 
 /// Extends live sessions. KEYS: fleet set, then each session's entry and caller set. ARGV:
-/// ttl in ms, then each session's id. A session whose entry is gone is left out.
+/// ttl in ms, then each session's id. Returns the ids whose entry is gone (left as they are).
 const RENEW: &str = r"
 local t = redis.call('TIME')
 local expires = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+local lost = {}
 for i = 2, #ARGV do
   if redis.call('PEXPIRE', KEYS[2 * i - 2], ARGV[1]) == 1 then
     redis.call('ZADD', KEYS[1], 'XX', expires, ARGV[i])
     redis.call('ZADD', KEYS[2 * i - 1], 'XX', expires, ARGV[i])
     redis.call('PEXPIRE', KEYS[2 * i - 1], ARGV[1])
+  else
+    lost[#lost + 1] = ARGV[i]
   end
 end
-return 0
+return lost
 ";
 
 /// Sessions renewed per script run, so that one run stays short for Redis.
@@ -176,7 +179,9 @@ impl SessionDirectory for RedisSessionDirectory {
         &self,
         sessions: &[(String, Holder)],
         ttl: Duration,
-    ) -> Result<(), DirectoryUnavailable> {
+    ) -> Result<Vec<String>, DirectoryUnavailable> {
+        let mut lost = Vec::new();
+        let mut failed = None;
         for batch in sessions.chunks(RENEW_BATCH) {
             let mut keys = Vec::with_capacity(1 + 2 * batch.len());
             let mut args = Vec::with_capacity(1 + batch.len());
@@ -188,18 +193,26 @@ impl SessionDirectory for RedisSessionDirectory {
                 args.push(id.clone());
             }
             let script = self.renew.clone();
-            self.redis
+            let renewed = self
+                .redis
                 .call(|mut conn| async move {
                     script
                         .key(keys)
                         .arg(args)
-                        .invoke_async::<()>(&mut conn)
+                        .invoke_async::<Vec<String>>(&mut conn)
                         .await
                 })
-                .await
-                .map_err(unavailable)?;
+                .await;
+            // One failed batch does not keep the others from being renewed.
+            match renewed {
+                Ok(gone) => lost.extend(gone),
+                Err(e) => failed = Some(e),
+            }
         }
-        Ok(())
+        match failed {
+            Some(e) => Err(unavailable(e)),
+            None => Ok(lost),
+        }
     }
 }
 
@@ -239,7 +252,7 @@ mod tests {
             .unwrap();
         let kept = [("kept".to_owned(), entry.holder.clone())];
         directory.renew(&kept, MINUTE).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(1_300)).await;
+        tokio::time::sleep(Duration::from_millis(2_100)).await;
         assert_eq!(directory.lookup("gone").await.unwrap(), None);
         assert_eq!(directory.lookup("kept").await.unwrap(), Some(entry));
     }
@@ -319,7 +332,7 @@ mod tests {
             .unwrap();
         let kept = [("kept".to_owned(), entry_of("k2").holder)];
         directory.renew(&kept, MINUTE).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
         directory
             .register("new", &entry_of("k3"), MINUTE, caps)
             .await
@@ -331,5 +344,26 @@ mod tests {
             refused,
             Err(NotRegistered::Full(FleetFull::Fleet(2)))
         ));
+    }
+
+    #[tokio::test]
+    async fn renewing_names_the_sessions_whose_entries_are_gone() {
+        let redis = test_redis().await;
+        let directory = RedisSessionDirectory::new(redis);
+        let entry = entry_of("k1");
+        directory
+            .register("kept", &entry, MINUTE, ROOMY)
+            .await
+            .unwrap();
+        directory
+            .register("forgotten", &entry, MINUTE, ROOMY)
+            .await
+            .unwrap();
+        directory.forget("forgotten", &entry.holder).await.unwrap();
+        let held = [
+            ("kept".to_owned(), entry.holder.clone()),
+            ("forgotten".to_owned(), entry.holder.clone()),
+        ];
+        assert_eq!(directory.renew(&held, MINUTE).await.unwrap(), ["forgotten"]);
     }
 }

@@ -21,6 +21,7 @@ use super::error::RpcError;
 use super::headers::SESSION_ID;
 use super::McpService;
 use crate::legacy::directory::DirectoryEntry;
+use crate::legacy::fleet::Forward;
 use crate::protocol::McpError;
 
 /// Set on a forwarded request.
@@ -74,8 +75,13 @@ pub(crate) async fn owner_of(
 /// The client a forwarded request names in [`FORWARDED`], if the fleet's key vouches for it.
 pub(crate) fn vouched_client(req: &HttpRequest, service: &McpService) -> Option<IpAddr> {
     let value = req.headers().get(FORWARDED)?.to_str().ok()?;
-    let sid = req.headers().get(SESSION_ID)?.to_str().ok()?;
-    service.runtime.sessions.as_ref()?.key().believe(sid, value)
+    let fleet = service.runtime.sessions.as_ref()?;
+    let to = Forward {
+        session: req.headers().get(SESSION_ID)?.to_str().ok()?,
+        method: req.method().as_str(),
+        owner: fleet.owner()?,
+    };
+    fleet.key().believe(&to, value)
 }
 
 /// Sends `req` from `client` with its body to the owner in `entry` and streams the owner's
@@ -100,8 +106,13 @@ pub(crate) async fn to_owner(
         }
     }
     let vouch = match (&service.runtime.sessions, sid, client) {
-        (Some(fleet), Some(sid), Some(client)) => {
-            HeaderValue::from_str(&fleet.key().vouch(sid, client)).ok()
+        (Some(fleet), Some(session), Some(client)) => {
+            let to = Forward {
+                session,
+                method: req.method().as_str(),
+                owner: &entry.owner,
+            };
+            HeaderValue::from_str(&fleet.key().vouch(&to, client)).ok()
         }
         _ => None,
     };

@@ -58,6 +58,13 @@ pub(crate) async fn initialize(
             }
             NotRegistered::Unavailable(e) => {
                 tracing::warn!(error = %e, "legacy session refused: the session directory is unavailable");
+                // A write that timed out may still land: take it back, or it would hold a
+                // fleet slot until it expires.
+                if let Some(entry) = &begun.entry {
+                    service
+                        .legacy
+                        .forget_in_fleet(&begun.id, entry.holder.clone());
+                }
                 let error = McpError::new(
                     ErrorCode::OverCapacity,
                     "Legacy sessions are unavailable right now; try again shortly",

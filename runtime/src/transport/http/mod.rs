@@ -67,8 +67,9 @@ pub struct HttpConfig {
     pub remote_parent: Option<RemoteParent>,
 }
 
-/// A function from a request's `traceparent` and `tracestate` to the span it runs under.
-pub type RemoteParent = fn(traceparent: &str, tracestate: Option<&str>) -> tracing::Span;
+/// A function from a request's `traceparent` and `tracestate` to the span it runs under
+/// (`None`: the headers name no trace).
+pub type RemoteParent = fn(traceparent: &str, tracestate: Option<&str>) -> Option<tracing::Span>;
 
 impl Default for HttpConfig {
     fn default() -> Self {
