@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{LegacyConfig, RuntimeConfig};
-use roundtrip_runtime::legacy::directory::FleetCaps;
+use roundtrip_runtime::fleet::directory::FleetCaps;
 use roundtrip_runtime::redis::{Redis, RedisUrlError};
 use roundtrip_runtime::sealing::{
     MasterKey, MasterKeyError, SealPolicy, DEFAULT_REPLAY_MAX_BYTES, REPLAY_ENTRY_BYTES,

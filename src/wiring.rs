@@ -19,7 +19,7 @@ use actix::{Actor, Arbiter};
 use actix_web::{App, HttpServer};
 use anyhow::Context as _;
 use roundtrip_runtime::dispatch::{RuntimeConfig, StateKeys};
-use roundtrip_runtime::legacy::fleet::{ForwardKey, SessionFleet};
+use roundtrip_runtime::fleet::{ForwardKey, SessionFleet};
 use roundtrip_runtime::metrics::Metrics;
 use roundtrip_runtime::redis::{
     follow_key_rings, Redis, RedisKeyShare, RedisReplayCache, RedisSessionDirectory,

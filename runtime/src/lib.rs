@@ -9,6 +9,9 @@
 //! - [`budget`]: what callers, tenants and the process may keep, in bytes and streams;
 //! - [`handler`]: the API tool, prompt and resource authors write against, and the tenant
 //!   and principal as handlers see them;
+//! - [`redis`]: what a fleet of worker processes shares through Redis;
+//! - [`fleet`]: a process's part in a fleet's legacy sessions: the directory of which worker
+//!   holds each session, the fleet's caps, and the key that vouches for a forward's client;
 //! - [`sealing`]: AES-256-GCM sealing of `requestState` and the KeyManager actor;
 //! - [`protocol`]: wire types; imports nothing above it.
 //!
@@ -18,6 +21,7 @@
 
 pub mod budget;
 pub mod dispatch;
+pub mod fleet;
 pub mod handler;
 pub mod legacy;
 pub mod metrics;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::budget::BudgetLimits;
-use crate::legacy::fleet::SessionFleet;
+use crate::fleet::SessionFleet;
 use crate::metrics::Metrics;
 use crate::redis::RedisErrorCount;
 use crate::sealing::{MemoryReplayCache, ReplayCache, SealPolicy};

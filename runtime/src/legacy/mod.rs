@@ -7,15 +7,13 @@
 //!   server-to-client requests the shim sent;
 //! - `relay`: the shim's way to the client, one leg per input request;
 //! - [`handshake`]: the `initialize` request and its result;
-//! - [`directory`]: which worker of a fleet holds each session, so the others forward to it;
-//! - [`fleet`]: this process's part in a fleet: the directory, caps, its URL, and the key
-//!   that vouches for a forwarded request's client.
+//!
+//! In a fleet, which worker holds each session is recorded in `crate::fleet`'s directory, so
+//! the others forward to it.
 //!
 //! A modern request never reaches this module: the transport decides the era first.
 
 pub mod bridge;
-pub mod directory;
-pub mod fleet;
 pub mod handshake;
 mod relay;
 pub mod session;
@@ -31,8 +29,9 @@ pub use bridge::LegacyBridge;
 pub use session::Session;
 pub use sessions::{Full, SessionId, Sessions};
 
+use crate::fleet;
+use crate::fleet::directory::{DirectoryEntry, Holder, NotRegistered};
 use crate::handler::{OutgoingMessage, Principal, Tenant};
-use directory::{DirectoryEntry, Holder, NotRegistered};
 use handshake::Initialize;
 
 use crate::budget::{figures, Account, Ledger, Refusal};
@@ -290,9 +289,9 @@ impl std::fmt::Debug for Begun {
 mod tests {
     use std::time::Duration;
 
-    use super::directory::{FleetCaps, LocalSessionDirectory, SessionDirectory};
-    use super::fleet::{ForwardKey, SessionFleet};
     use super::*;
+    use crate::fleet::directory::{FleetCaps, LocalSessionDirectory, SessionDirectory};
+    use crate::fleet::{ForwardKey, SessionFleet};
     use crate::handler::Catalog;
     use crate::protocol::{ClientCapabilities, ProtocolVersion};
 

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use actix::Addr;
 use rand::RngCore;
 
-use super::directory::Holder;
 use super::Session;
 use crate::budget::Account;
+use crate::fleet::directory::Holder;
 use crate::handler::Principal;
 use crate::protocol::ProtocolVersion;
 

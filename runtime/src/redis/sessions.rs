@@ -1,5 +1,5 @@
 //! [`RedisSessionDirectory`]: which worker holds each legacy session, in Redis, so every
-//! worker of a fleet can forward a session's requests to its owner (`legacy::directory`),
+//! worker of a fleet can forward a session's requests to its owner (`fleet::directory`),
 //! and the fleet's count of sessions against its caps.
 //!
 //! - `{prefix}:session:{id}`: the entry as JSON (a few hundred bytes, most of them the
@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use redis::Script;
 
 use super::connection::Redis;
-use crate::legacy::directory::{
+use crate::fleet::directory::{
     DirectoryEntry, DirectoryUnavailable, FleetCaps, FleetFull, Holder, NotRegistered,
     SessionDirectory,
 };
@@ -219,7 +219,7 @@ impl SessionDirectory for RedisSessionDirectory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::legacy::directory::examples::{entry_of, ROOMY};
+    use crate::fleet::directory::examples::{entry_of, ROOMY};
     use crate::redis::testing::test_redis;
 
     const MINUTE: Duration = Duration::from_secs(60);

@@ -19,7 +19,7 @@ use super::master_key::{MasterKey, WrapFailed};
 use super::share::{KeyShare, ShareError, Version};
 use super::wrapped::{UnwrapError, WrappedRing};
 
-/// How many times [`Vault::update`] loads and decides before giving up on a ring that keeps
+/// How many times `Vault::update` loads and decides before giving up on a ring that keeps
 /// changing under it.
 pub const ATTEMPTS: usize = 4;
 

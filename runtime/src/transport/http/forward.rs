@@ -1,11 +1,11 @@
 //! A legacy session's request that lands on a worker other than the one holding the session
 //! is sent on to that worker (its owner, found in the fleet's `SessionDirectory`) and its
 //! response streamed back as it comes: the client gets what the owner answers, an SSE stream
-//! included. Why over HTTP and not through Redis: `legacy::directory`.
+//! included. Why over HTTP and not through Redis: `fleet::directory`.
 //!
 //! A request is forwarded at most once: the forward carries [`FORWARDED`], and a worker never
 //! forwards a request that carries it (so a stale directory cannot make a loop). The header's
-//! value names the client's address, vouched for with the fleet's MAC (`legacy::fleet`), so
+//! value names the client's address, vouched for with the fleet's MAC (`fleet`), so
 //! the owner counts an anonymous caller by its own address, not the forwarding worker's; a
 //! value without a good MAC (a client that sends the header itself) names nobody, and the
 //! peer is the client as usual. An owner that cannot be reached is gone: its entry is
@@ -20,8 +20,8 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::error::RpcError;
 use super::headers::SESSION_ID;
 use super::McpService;
-use crate::legacy::directory::DirectoryEntry;
-use crate::legacy::fleet::Forward;
+use crate::fleet::directory::DirectoryEntry;
+use crate::fleet::Forward;
 use crate::protocol::McpError;
 
 /// Set on a forwarded request.

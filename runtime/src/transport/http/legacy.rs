@@ -21,9 +21,9 @@ use super::{sse, McpService};
 
 use crate::budget::Account;
 use crate::dispatch::Reply;
+use crate::fleet::directory::NotRegistered;
 use crate::handler::{Notifier, Principal, Tenant};
 use crate::legacy::bridge::{Answer, Unanswered};
-use crate::legacy::directory::NotRegistered;
 use crate::legacy::session::{deliver, End, Notify, OpenStream};
 use crate::legacy::sessions::Found;
 use crate::legacy::{handshake, SessionOn};

@@ -1,7 +1,10 @@
 //! A process's part in a fleet's legacy sessions ([`SessionFleet`]): the shared
-//! [`SessionDirectory`], the fleet's caps on sessions, the URL the other workers reach this
-//! one at, and the [`ForwardKey`] that lets an owner believe what a forwarding worker says
-//! about the client.
+//! [`SessionDirectory`] ([`directory`]), the fleet's caps on sessions, the URL the other
+//! workers reach this one at, and the [`ForwardKey`] that lets an owner believe what a
+//! forwarding worker says about the client.
+//!
+//! Below `legacy` and `dispatch`, which both hold it (the runtime config carries the
+//! `SessionFleet`; sessions register in it), and above `budget` and `sealing` only.
 //!
 //! A forwarded request reaches the owner from the forwarding worker's address, not the
 //! client's. Anonymous callers are told apart by their address (`budget::Account`), so the
@@ -10,6 +13,8 @@
 //! request's method, the owner and a time within [`FORWARD_SKEW`]. A client that sends the
 //! header itself cannot make the MAC.
 
+pub mod directory;
+
 use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -17,8 +22,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use super::directory::{FleetCaps, SessionDirectory};
 use crate::sealing::{keyed_hmac, MasterKey};
+use directory::{FleetCaps, SessionDirectory};
 
 /// How often an owner renews its sessions' entries.
 pub const RENEW_EVERY: Duration = Duration::from_secs(30);
