@@ -226,10 +226,13 @@ impl SessionDirectory for LocalSessionDirectory {
     }
 }
 
-/// Entries for the directories' tests.
+/// What every [`SessionDirectory`] does, as test bodies each implementation's tests run:
+/// `one` and `other` are two workers' handles on the same directory.
 #[cfg(test)]
-pub(crate) mod examples {
+pub(crate) mod contract {
     use super::*;
+
+    const TTL: Duration = Duration::from_secs(90);
 
     /// A session of `caller` on tenant `acme`.
     pub(crate) fn entry_of(caller: &str) -> DirectoryEntry {
@@ -247,28 +250,20 @@ pub(crate) mod examples {
         }
     }
 
+    fn held(id: &str, caller: &str) -> (String, Holder) {
+        (id.to_owned(), entry_of(caller).holder)
+    }
+
     /// Caps that never bind.
-    pub(crate) const ROOMY: FleetCaps = FleetCaps {
+    const ROOMY: FleetCaps = FleetCaps {
         sessions: 1_000,
         per_caller: 1_000,
     };
-}
 
-#[cfg(test)]
-mod tests {
-    use super::examples::{entry_of, ROOMY};
-    use super::*;
-
-    const TTL: Duration = Duration::from_secs(90);
-
-    fn held(id: &str) -> (String, Holder) {
-        (id.to_owned(), entry_of("k1").holder)
-    }
-
-    #[tokio::test]
-    async fn a_registered_session_is_found_by_every_clone_until_forgotten() {
-        let one = LocalSessionDirectory::new();
-        let other = one.clone();
+    pub(crate) async fn a_session_registered_by_one_worker_is_found_by_another_until_forgotten(
+        one: &dyn SessionDirectory,
+        other: &dyn SessionDirectory,
+    ) {
         let entry = entry_of("k1");
         one.register("s1", &entry, TTL, ROOMY).await.unwrap();
         assert_eq!(other.lookup("s1").await.unwrap(), Some(entry.clone()));
@@ -276,10 +271,12 @@ mod tests {
         assert_eq!(one.lookup("s1").await.unwrap(), None);
     }
 
-    #[tokio::test]
-    async fn an_entry_not_renewed_expires_and_a_renewed_one_lives_on() {
-        let directory = LocalSessionDirectory::new();
-        let short = Duration::from_millis(50);
+    /// Entries registered for `short` and looked up after `wait`.
+    pub(crate) async fn an_entry_expires_unless_renewed(
+        directory: &dyn SessionDirectory,
+        short: Duration,
+        wait: Duration,
+    ) {
         let entry = entry_of("k1");
         directory
             .register("gone", &entry, short, ROOMY)
@@ -289,15 +286,15 @@ mod tests {
             .register("kept", &entry, short, ROOMY)
             .await
             .unwrap();
-        directory.renew(&[held("kept")], TTL).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        directory.renew(&[held("kept", "k1")], TTL).await.unwrap();
+        tokio::time::sleep(wait).await;
         assert_eq!(directory.lookup("gone").await.unwrap(), None);
         assert_eq!(directory.lookup("kept").await.unwrap(), Some(entry));
     }
 
-    #[tokio::test]
-    async fn renewing_names_the_sessions_the_directory_no_longer_holds() {
-        let directory = LocalSessionDirectory::new();
+    pub(crate) async fn renewing_names_the_sessions_the_directory_no_longer_holds(
+        directory: &dyn SessionDirectory,
+    ) {
         let entry = entry_of("k1");
         directory
             .register("kept", &entry, TTL, ROOMY)
@@ -308,52 +305,41 @@ mod tests {
             .await
             .unwrap();
         directory.forget("forgotten", &entry.holder).await.unwrap();
-        let lost = directory
-            .renew(&[held("kept"), held("forgotten")], TTL)
-            .await
-            .unwrap();
-        assert_eq!(lost, ["forgotten"]);
+        let held = [held("kept", "k1"), held("forgotten", "k1")];
+        assert_eq!(directory.renew(&held, TTL).await.unwrap(), ["forgotten"]);
     }
 
-    #[test]
-    fn an_entry_written_without_caller_principal_or_capabilities_still_reads() {
-        let older = r#"{"owner":"http://10.0.0.5:8080","tenant":"acme","version":"2025-11-25"}"#;
-        let entry: DirectoryEntry = serde_json::from_str(older).unwrap();
-        assert_eq!(entry.holder.tenant, "acme");
-        assert!(entry.principal.is_empty() && entry.capabilities.is_empty());
-    }
-
-    #[tokio::test]
-    async fn a_caller_at_its_fleet_cap_is_refused_and_others_are_not() {
-        let directory = LocalSessionDirectory::new();
+    pub(crate) async fn a_caller_at_its_cap_on_one_worker_is_refused_on_another(
+        one: &dyn SessionDirectory,
+        other: &dyn SessionDirectory,
+    ) {
         let caps = FleetCaps {
-            sessions: 10,
+            sessions: 100,
             per_caller: 2,
         };
-        for id in ["a", "b"] {
-            directory
-                .register(id, &entry_of("k1"), TTL, caps)
-                .await
-                .unwrap();
-        }
-        let refused = directory.register("c", &entry_of("k1"), TTL, caps).await;
+        one.register("a", &entry_of("k1"), TTL, caps).await.unwrap();
+        other
+            .register("b", &entry_of("k1"), TTL, caps)
+            .await
+            .unwrap();
+        let refused = other.register("c", &entry_of("k1"), TTL, caps).await;
         assert!(matches!(
             refused,
             Err(NotRegistered::Full(FleetFull::Caller(2)))
         ));
-        directory
+        other
             .register("d", &entry_of("k2"), TTL, caps)
             .await
             .unwrap();
-        assert_eq!(directory.lookup("c").await.unwrap(), None);
+        assert_eq!(one.lookup("c").await.unwrap(), None);
     }
 
-    #[tokio::test]
-    async fn the_fleet_cap_counts_every_caller_and_frees_a_slot_when_one_is_forgotten() {
-        let directory = LocalSessionDirectory::new();
+    pub(crate) async fn a_forgotten_session_frees_its_slot_in_the_fleet(
+        directory: &dyn SessionDirectory,
+    ) {
         let caps = FleetCaps {
             sessions: 2,
-            per_caller: 10,
+            per_caller: 100,
         };
         directory
             .register("a", &entry_of("k1"), TTL, caps)
@@ -373,5 +359,97 @@ mod tests {
             .register("c", &entry_of("k3"), TTL, caps)
             .await
             .unwrap();
+    }
+
+    /// Entries registered for `short`, the fleet counted after `wait`.
+    pub(crate) async fn an_expired_session_frees_its_slot_and_a_renewed_one_keeps_it(
+        directory: &dyn SessionDirectory,
+        short: Duration,
+        wait: Duration,
+    ) {
+        let caps = FleetCaps {
+            sessions: 2,
+            per_caller: 100,
+        };
+        directory
+            .register("gone", &entry_of("k1"), short, caps)
+            .await
+            .unwrap();
+        directory
+            .register("kept", &entry_of("k2"), short, caps)
+            .await
+            .unwrap();
+        directory.renew(&[held("kept", "k2")], TTL).await.unwrap();
+        tokio::time::sleep(wait).await;
+        directory
+            .register("new", &entry_of("k3"), TTL, caps)
+            .await
+            .unwrap();
+        let refused = directory.register("more", &entry_of("k4"), TTL, caps).await;
+        assert!(matches!(
+            refused,
+            Err(NotRegistered::Full(FleetFull::Fleet(2)))
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contract;
+    use super::*;
+
+    #[tokio::test]
+    async fn a_session_registered_by_one_worker_is_found_by_another_until_forgotten() {
+        let one = LocalSessionDirectory::new();
+        contract::a_session_registered_by_one_worker_is_found_by_another_until_forgotten(
+            &one,
+            &one.clone(),
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn an_entry_expires_unless_renewed() {
+        let (short, wait) = (Duration::from_millis(50), Duration::from_millis(200));
+        contract::an_entry_expires_unless_renewed(&LocalSessionDirectory::new(), short, wait).await;
+    }
+
+    #[tokio::test]
+    async fn renewing_names_the_sessions_the_directory_no_longer_holds() {
+        contract::renewing_names_the_sessions_the_directory_no_longer_holds(
+            &LocalSessionDirectory::new(),
+        )
+        .await;
+    }
+
+    #[tokio::test]
+    async fn a_caller_at_its_cap_on_one_worker_is_refused_on_another() {
+        let one = LocalSessionDirectory::new();
+        contract::a_caller_at_its_cap_on_one_worker_is_refused_on_another(&one, &one.clone()).await;
+    }
+
+    #[tokio::test]
+    async fn a_forgotten_session_frees_its_slot_in_the_fleet() {
+        contract::a_forgotten_session_frees_its_slot_in_the_fleet(&LocalSessionDirectory::new())
+            .await;
+    }
+
+    #[tokio::test]
+    async fn an_expired_session_frees_its_slot_and_a_renewed_one_keeps_it() {
+        let (short, wait) = (Duration::from_millis(50), Duration::from_millis(200));
+        contract::an_expired_session_frees_its_slot_and_a_renewed_one_keeps_it(
+            &LocalSessionDirectory::new(),
+            short,
+            wait,
+        )
+        .await;
+    }
+
+    #[test]
+    fn an_entry_written_without_caller_principal_or_capabilities_still_reads() {
+        let older = r#"{"owner":"http://10.0.0.5:8080","tenant":"acme","version":"2025-11-25"}"#;
+        let entry: DirectoryEntry = serde_json::from_str(older).unwrap();
+        assert_eq!(entry.holder.tenant, "acme");
+        assert!(entry.principal.is_empty() && entry.capabilities.is_empty());
     }
 }

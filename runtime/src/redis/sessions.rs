@@ -219,151 +219,57 @@ impl SessionDirectory for RedisSessionDirectory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::directory::examples::{entry_of, ROOMY};
+    use crate::fleet::directory::contract;
     use crate::redis::testing::test_redis;
 
-    const MINUTE: Duration = Duration::from_secs(60);
+    /// Two workers' directories on one Redis prefix.
+    async fn two_workers() -> (RedisSessionDirectory, RedisSessionDirectory) {
+        let redis = test_redis().await;
+        (
+            RedisSessionDirectory::new(redis.clone()),
+            RedisSessionDirectory::new(redis),
+        )
+    }
 
     #[tokio::test]
     async fn a_session_registered_by_one_worker_is_found_by_another_until_forgotten() {
-        let redis = test_redis().await;
-        let one = RedisSessionDirectory::new(redis.clone());
-        let other = RedisSessionDirectory::new(redis);
-        let entry = entry_of("k1");
-        one.register("s1", &entry, MINUTE, ROOMY).await.unwrap();
-        assert_eq!(other.lookup("s1").await.unwrap(), Some(entry.clone()));
-        other.forget("s1", &entry.holder).await.unwrap();
-        assert_eq!(one.lookup("s1").await.unwrap(), None);
+        let (one, other) = two_workers().await;
+        contract::a_session_registered_by_one_worker_is_found_by_another_until_forgotten(
+            &one, &other,
+        )
+        .await;
     }
 
     #[tokio::test]
     async fn an_entry_expires_unless_renewed() {
-        let redis = test_redis().await;
-        let directory = RedisSessionDirectory::new(redis);
-        let second = Duration::from_secs(1);
-        let entry = entry_of("k1");
-        directory
-            .register("gone", &entry, second, ROOMY)
-            .await
-            .unwrap();
-        directory
-            .register("kept", &entry, second, ROOMY)
-            .await
-            .unwrap();
-        let kept = [("kept".to_owned(), entry.holder.clone())];
-        directory.renew(&kept, MINUTE).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(2_100)).await;
-        assert_eq!(directory.lookup("gone").await.unwrap(), None);
-        assert_eq!(directory.lookup("kept").await.unwrap(), Some(entry));
+        let (one, _) = two_workers().await;
+        let (short, wait) = (Duration::from_millis(300), Duration::from_millis(1_000));
+        contract::an_entry_expires_unless_renewed(&one, short, wait).await;
+    }
+
+    #[tokio::test]
+    async fn renewing_names_the_sessions_the_directory_no_longer_holds() {
+        let (one, _) = two_workers().await;
+        contract::renewing_names_the_sessions_the_directory_no_longer_holds(&one).await;
     }
 
     #[tokio::test]
     async fn a_caller_at_its_cap_on_one_worker_is_refused_on_another() {
-        let redis = test_redis().await;
-        let one = RedisSessionDirectory::new(redis.clone());
-        let other = RedisSessionDirectory::new(redis);
-        let caps = FleetCaps {
-            sessions: 100,
-            per_caller: 2,
-        };
-        one.register("a", &entry_of("k1"), MINUTE, caps)
-            .await
-            .unwrap();
-        other
-            .register("b", &entry_of("k1"), MINUTE, caps)
-            .await
-            .unwrap();
-        let refused = other.register("c", &entry_of("k1"), MINUTE, caps).await;
-        assert!(matches!(
-            refused,
-            Err(NotRegistered::Full(FleetFull::Caller(2)))
-        ));
-        other
-            .register("d", &entry_of("k2"), MINUTE, caps)
-            .await
-            .unwrap();
-        assert_eq!(one.lookup("c").await.unwrap(), None);
+        let (one, other) = two_workers().await;
+        contract::a_caller_at_its_cap_on_one_worker_is_refused_on_another(&one, &other).await;
     }
 
     #[tokio::test]
     async fn a_forgotten_session_frees_its_slot_in_the_fleet() {
-        let redis = test_redis().await;
-        let directory = RedisSessionDirectory::new(redis);
-        let caps = FleetCaps {
-            sessions: 2,
-            per_caller: 100,
-        };
-        directory
-            .register("a", &entry_of("k1"), MINUTE, caps)
-            .await
-            .unwrap();
-        directory
-            .register("b", &entry_of("k2"), MINUTE, caps)
-            .await
-            .unwrap();
-        let refused = directory.register("c", &entry_of("k3"), MINUTE, caps).await;
-        assert!(matches!(
-            refused,
-            Err(NotRegistered::Full(FleetFull::Fleet(2)))
-        ));
-        directory.forget("a", &entry_of("k1").holder).await.unwrap();
-        directory
-            .register("c", &entry_of("k3"), MINUTE, caps)
-            .await
-            .unwrap();
+        let (one, _) = two_workers().await;
+        contract::a_forgotten_session_frees_its_slot_in_the_fleet(&one).await;
     }
 
     #[tokio::test]
     async fn an_expired_session_frees_its_slot_and_a_renewed_one_keeps_it() {
-        let redis = test_redis().await;
-        let directory = RedisSessionDirectory::new(redis);
-        let caps = FleetCaps {
-            sessions: 2,
-            per_caller: 100,
-        };
-        let short = Duration::from_millis(300);
-        directory
-            .register("gone", &entry_of("k1"), short, caps)
-            .await
-            .unwrap();
-        directory
-            .register("kept", &entry_of("k2"), short, caps)
-            .await
-            .unwrap();
-        let kept = [("kept".to_owned(), entry_of("k2").holder)];
-        directory.renew(&kept, MINUTE).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(1_000)).await;
-        directory
-            .register("new", &entry_of("k3"), MINUTE, caps)
-            .await
-            .unwrap();
-        let refused = directory
-            .register("more", &entry_of("k4"), MINUTE, caps)
+        let (one, _) = two_workers().await;
+        let (short, wait) = (Duration::from_millis(300), Duration::from_millis(1_000));
+        contract::an_expired_session_frees_its_slot_and_a_renewed_one_keeps_it(&one, short, wait)
             .await;
-        assert!(matches!(
-            refused,
-            Err(NotRegistered::Full(FleetFull::Fleet(2)))
-        ));
-    }
-
-    #[tokio::test]
-    async fn renewing_names_the_sessions_whose_entries_are_gone() {
-        let redis = test_redis().await;
-        let directory = RedisSessionDirectory::new(redis);
-        let entry = entry_of("k1");
-        directory
-            .register("kept", &entry, MINUTE, ROOMY)
-            .await
-            .unwrap();
-        directory
-            .register("forgotten", &entry, MINUTE, ROOMY)
-            .await
-            .unwrap();
-        directory.forget("forgotten", &entry.holder).await.unwrap();
-        let held = [
-            ("kept".to_owned(), entry.holder.clone()),
-            ("forgotten".to_owned(), entry.holder.clone()),
-        ];
-        assert_eq!(directory.renew(&held, MINUTE).await.unwrap(), ["forgotten"]);
     }
 }
