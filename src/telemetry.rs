@@ -16,8 +16,8 @@
 //!
 //!   A request that names its caller's trace (W3C `traceparent`, with `tracestate`) runs
 //!   under a span of that trace ([`remote_parent`], named [`REMOTE_PARENT_SPAN`]), so its
-//!   spans join the caller's trace; a legacy session's requests run in the session's actor
-//!   and begin traces of their own.
+//!   spans join the caller's trace (a legacy session's requests too: the session's actor
+//!   runs each under the span that was current where the transport handed it over).
 //!
 //! Unset, nothing of OpenTelemetry is installed: the subscriber is the log filter and its
 //! formatter, as before traces existed, and a request pays nothing for the option.

@@ -6,8 +6,9 @@
 use std::process::Command;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{json, Value};
 
+use crate::support::legacy_client::{initialize_request, legacy_call, LEGACY_VERSION};
 use crate::support::otlp_receiver::OtlpReceiver;
 use crate::support::serve_process::command;
 use crate::support::{scratch_dir, tool_call, Serve};
@@ -172,6 +173,66 @@ async fn a_request_naming_its_callers_trace_is_exported_in_that_trace() {
         .find(|s| ![TRACE_ID, UNSAMPLED_TRACE_ID].contains(&hex::encode(&s.span.trace_id).as_str()))
         .expect("the second request's span");
     assert!(untraced.span.parent_span_id.is_empty(), "{untraced:#?}");
+}
+
+/// POSTs `body` to the demo tenant of `serve` with `headers`: the response's session id, if
+/// any, and its JSON body.
+async fn post_demo(
+    serve: &Serve,
+    body: &Value,
+    headers: &[(&str, &str)],
+) -> (Option<String>, Value) {
+    let mut req = awc::Client::default()
+        .post(format!("{}/t/demo/mcp", serve.url))
+        .insert_header(("accept", "application/json, text/event-stream"))
+        .insert_header(("authorization", format!("Bearer {DEMO_KEY}")));
+    for (name, value) in headers {
+        req = req.insert_header((*name, *value));
+    }
+    let mut resp = req.send_json(body).await.expect("serve answers");
+    let session = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let bytes = resp.body().await.expect("a body");
+    (
+        session,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+#[actix_web::test]
+async fn a_legacy_sessions_request_naming_its_callers_trace_is_exported_in_that_trace() {
+    let receiver = OtlpReceiver::start();
+    let mut command = serve_command();
+    command.env("ROUNDTRIP_OTLP_ENDPOINT", &receiver.endpoint);
+    let serve = Serve::start_command(command);
+    let init = initialize_request(LEGACY_VERSION, json!({}));
+    let (session, _) = post_demo(&serve, &init, &[]).await;
+    let session = session.expect("a session id");
+    let traceparent = format!("00-{TRACE_ID}-{CALLER_SPAN}-01");
+    let call = legacy_call(2, "echo", json!({"text": "traced"}));
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", LEGACY_VERSION),
+        ("traceparent", traceparent.as_str()),
+    ];
+    let (_, reply) = post_demo(&serve, &call, &headers).await;
+    assert_eq!(reply["result"]["content"][0]["text"], "traced", "{reply}");
+    serve.stop();
+
+    let spans = receiver.spans();
+    let request = spans
+        .iter()
+        .find(|s| s.span.name == "mcp" && s.attribute("method").as_deref() == Some("tools/call"))
+        .unwrap_or_else(|| panic!("no tools/call span in {spans:#?}"));
+    assert_eq!(hex::encode(&request.span.trace_id), TRACE_ID, "{spans:#?}");
+    let parent = spans
+        .iter()
+        .find(|s| s.span.span_id == request.span.parent_span_id)
+        .unwrap_or_else(|| panic!("the request span's parent is not exported: {spans:#?}"));
+    assert_eq!(hex::encode(&parent.span.parent_span_id), CALLER_SPAN);
 }
 
 #[actix_web::test]

@@ -305,11 +305,15 @@ pub(crate) struct Handle {
     notifier: Option<Notifier>,
     cancel: CancellationToken,
     reply: oneshot::Sender<Reply>,
+    /// The span current where the request was handed over (a transport's span of the
+    /// caller's trace, when it named one): the request's own span is made inside it.
+    parent: tracing::Span,
 }
 
 /// Hands a request to `session` and returns its reply to come, or `MailboxError` when the
 /// session stopped first. The request goes in at once when the session's mailbox has room; a
-/// full mailbox makes it wait its turn, as `send` would.
+/// full mailbox makes it wait its turn, as `send` would. The request runs under the span
+/// current here, though in the session's actor.
 pub(crate) fn deliver(
     session: &Addr<Session>,
     request: Request,
@@ -324,6 +328,7 @@ pub(crate) fn deliver(
         notifier,
         cancel,
         reply,
+        parent: tracing::Span::current(),
     };
     let waiting = match session.try_send(handle) {
         Ok(()) => None,
@@ -349,6 +354,7 @@ impl Handler<Handle> for Session {
             notifier,
             cancel,
             reply,
+            parent,
         } = msg;
         // Nobody waits any more (the client left while the request was queued): as actix
         // skips a `send` whose caller is gone, the request is not run, and the session is not
@@ -356,7 +362,7 @@ impl Handler<Handle> for Session {
         if reply.is_closed() {
             return;
         }
-        let work = self.start(request, principal, notifier, cancel);
+        let work = parent.in_scope(|| self.start(request, principal, notifier, cancel));
         ctx.spawn(work.map(move |r, _, _| {
             // The transport may have stopped waiting (its client left): nothing to tell.
             let _ = reply.send(r);
