@@ -586,8 +586,7 @@ impl Config {
             return Err(InvalidConfig::RedisPrefix(self.redis_prefix.clone()));
         }
         if let Some(url) = &self.advertise_url {
-            let rest = url.strip_prefix("http://").unwrap_or_default();
-            if rest.is_empty() || rest.contains(char::is_whitespace) || rest.contains('@') {
+            if !is_advertise_url(url) {
                 return Err(InvalidConfig::AdvertiseUrl(url.clone()));
             }
         }
@@ -769,6 +768,21 @@ fn is_worker_id(id: &str) -> bool {
 }
 
 /// An absolute `http` or `https` URL with a host; `Err` says why not, without the URL.
+/// `http://HOST[:PORT]` and nothing more: the other workers put a request's path after it.
+fn is_advertise_url(text: &str) -> bool {
+    let Ok(url) = url::Url::parse(text) else {
+        return false;
+    };
+    url.scheme() == "http"
+        && url.host_str().is_some_and(|h| !h.is_empty())
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.path() == "/"
+        && !text.ends_with('/')
+        && url.query().is_none()
+        && url.fragment().is_none()
+}
+
 fn check_otlp_endpoint(endpoint: &str) -> Result<(), String> {
     let url = url::Url::parse(endpoint).map_err(|e| e.to_string())?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -820,6 +834,36 @@ mod tests {
             validated(|c| c.redis_url = Some("redis://127.0.0.1:6379".into())),
             Ok(())
         );
+    }
+
+    #[test]
+    fn an_advertise_url_must_be_http_host_and_port_and_nothing_more() {
+        for good in [
+            "http://10.0.0.5:8080",
+            "http://worker-1.internal:9000",
+            "http://[::1]:80",
+        ] {
+            assert_eq!(
+                validated(|c| c.advertise_url = Some(good.into())),
+                Ok(()),
+                "{good}"
+            );
+        }
+        for bad in [
+            "",
+            "10.0.0.5:8080",
+            "https://10.0.0.5:8080",
+            "http://10.0.0.5:8080/",
+            "http://10.0.0.5:8080/mcp",
+            "http://10.0.0.5:8080?x=1",
+            "http://user@10.0.0.5:8080",
+        ] {
+            assert_eq!(
+                validated(|c| c.advertise_url = Some(bad.into())),
+                Err(InvalidConfig::AdvertiseUrl(bad.into())),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -24,11 +24,11 @@ fn main() -> std::process::ExitCode {
         Command::Read(args) => return commands::call::read(args),
         Command::ConformanceClient(args) => return commands::conformance_client::run(args),
         Command::Serve(args) => run(&cli, |c| Ok(c.with_serve_args(args)?), commands::serve::run),
-        Command::Migrate => run(&cli, validated, |c| block_on(commands::migrate::run(&c))),
-        Command::Tenant(args) => run(&cli, validated, |c| {
+        Command::Migrate => run(&cli, untraced, |c| block_on(commands::migrate::run(&c))),
+        Command::Tenant(args) => run(&cli, untraced, |c| {
             block_on(commands::tenant::tenant(&c, args))
         }),
-        Command::Key(args) => run(&cli, validated, |c| {
+        Command::Key(args) => run(&cli, untraced, |c| {
             block_on(commands::tenant::key(&c, args))
         }),
         Command::Stdio(args) => run(&cli, validated, |c| commands::stdio::run(c, args)),
@@ -48,6 +48,14 @@ fn main() -> std::process::ExitCode {
 
 fn validated(config: Config) -> anyhow::Result<Config> {
     config.validate()?;
+    Ok(config)
+}
+
+/// [`validated`], for a store command: it serves no request, so it exports no traces (no
+/// exporter thread, and no wait at exit for a collector that may be unreachable).
+fn untraced(config: Config) -> anyhow::Result<Config> {
+    let mut config = validated(config)?;
+    config.otlp_endpoint = None;
     Ok(config)
 }
 

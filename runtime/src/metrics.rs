@@ -1,12 +1,13 @@
 //! The process's metrics, kept with the `prometheus-client` crate and served at `/metrics` as
 //! OpenMetrics text: what the MCP endpoint answered, how long each request took by tenant,
-//! method and outcome, what was refused, and (collected at each scrape) the live legacy
-//! sessions, what became of the audit records, and the failed calls to Redis.
+//! method and outcome, what was refused, the legacy requests forwarded to another worker, and
+//! (collected at each scrape) the live legacy sessions, what became of the audit records, and
+//! the failed calls to Redis.
 //!
 //! Every label value is bounded, so no client can grow the series: a method is one of the
 //! protocol's or `other` (a client may name any method), a tenant one the operator created, an
 //! outcome one of the dispatcher's (`complete`, `input_required`, `error`, `cancelled`,
-//! `listen`).
+//! `listen`) or, for a forward, `forwarded` or `owner_gone`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -152,16 +153,24 @@ impl Metrics {
         self.rejected_http.inc();
     }
 
-    /// A legacy session's request forwarded to the worker that holds the session: `outcome`
-    /// is `forwarded` (the owner answered; `took` is until its response head came back) or
-    /// `owner_gone` (the owner could not be reached).
-    pub(crate) fn record_forward(&self, outcome: &'static str, took: Duration) {
+    /// A legacy session's request forwarded to the worker that holds the session, which
+    /// answered: `took` is until its response head came back.
+    pub(crate) fn record_forwarded(&self, took: Duration) {
         self.forwards
-            .get_or_create(&OutcomeLabels { outcome })
+            .get_or_create(&OutcomeLabels {
+                outcome: "forwarded",
+            })
             .inc();
-        if outcome == "forwarded" {
-            self.forward_durations.observe(took.as_secs_f64());
-        }
+        self.forward_durations.observe(took.as_secs_f64());
+    }
+
+    /// A legacy session's request whose owner could not be reached.
+    pub(crate) fn record_owner_gone(&self) {
+        self.forwards
+            .get_or_create(&OutcomeLabels {
+                outcome: "owner_gone",
+            })
+            .inc();
     }
 
     pub(crate) fn record_notification(&self) {

@@ -63,11 +63,21 @@ pub struct DirectoryEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Holder {
     /// The tenant's slug.
-    pub tenant: String,
+    pub tenant: Arc<str>,
     /// The caller within the tenant (`budget::Account::caller`): a principal id, or
     /// `anonymous@<ip>`. Empty in an entry an older worker wrote.
     #[serde(default)]
-    pub caller: String,
+    pub caller: Arc<str>,
+}
+
+impl Holder {
+    /// The holder `account` names (the account's own strings, shared).
+    pub fn of(account: &crate::budget::Account) -> Holder {
+        Holder {
+            tenant: account.tenant().clone(),
+            caller: account.caller().clone(),
+        }
+    }
 }
 
 /// The fleet-wide caps on sessions, checked by the directory as it records one.
@@ -77,16 +87,6 @@ pub struct FleetCaps {
     pub sessions: usize,
     /// Live sessions one caller of one tenant holds in the whole fleet.
     pub per_caller: usize,
-}
-
-impl Holder {
-    /// The holder `account` names.
-    pub fn of(account: &crate::budget::Account) -> Holder {
-        Holder {
-            tenant: account.tenant().to_string(),
-            caller: account.caller().to_string(),
-        }
-    }
 }
 
 /// Why the directory recorded no session.
@@ -449,7 +449,7 @@ mod tests {
     fn an_entry_written_without_caller_principal_or_capabilities_still_reads() {
         let older = r#"{"owner":"http://10.0.0.5:8080","tenant":"acme","version":"2025-11-25"}"#;
         let entry: DirectoryEntry = serde_json::from_str(older).unwrap();
-        assert_eq!(entry.holder.tenant, "acme");
+        assert_eq!(&*entry.holder.tenant, "acme");
         assert!(entry.principal.is_empty() && entry.capabilities.is_empty());
     }
 }

@@ -30,7 +30,7 @@ pub use session::Session;
 pub use sessions::{Full, SessionId, Sessions};
 
 use crate::fleet;
-use crate::fleet::directory::{DirectoryEntry, Holder, NotRegistered};
+use crate::fleet::directory::{DirectoryEntry, FleetFull, Holder, NotRegistered};
 use crate::handler::{OutgoingMessage, Principal, Tenant};
 use handshake::Initialize;
 
@@ -56,20 +56,47 @@ pub struct Legacy {
 impl Legacy {
     /// Records `begun`, just begun here, in the fleet's directory (if the process is in
     /// one), within the fleet's caps, so that its requests landing on other workers are
-    /// forwarded here. On failure the session must end: it would pass a fleet cap, or only
-    /// this worker could find it.
-    pub async fn register_in_fleet(&self, begun: &Begun) -> Result<(), NotRegistered> {
+    /// forwarded here. When it cannot be, the session ends here: it would pass a fleet cap,
+    /// or only this worker could find it.
+    pub async fn register_in_fleet(&self, begun: &Begun) -> Result<(), Refused> {
         let (Some(fleet), Some(entry)) = (&self.runtime.sessions, &begun.entry) else {
             return Ok(());
         };
-        fleet
+        let registered = fleet
             .directory()
             .register(&begun.id, entry, fleet::ENTRY_TTL, fleet.caps())
-            .await
+            .await;
+        let (refused, why) = match registered {
+            Ok(()) => return Ok(()),
+            Err(NotRegistered::Full(full)) => {
+                tracing::warn!(%full, "initialize refused");
+                (
+                    Refused::Fleet(full),
+                    "a fleet-wide cap on sessions is reached",
+                )
+            }
+            Err(NotRegistered::Unavailable(e)) => {
+                tracing::warn!(error = %e, "legacy session refused: the session directory is unavailable");
+                // A write that timed out may still land: take it back, or it would hold a
+                // fleet slot until it expires.
+                self.forget_in_fleet(&begun.id, entry.holder.clone());
+                (
+                    Refused::DirectoryUnavailable,
+                    "the session directory is unavailable",
+                )
+            }
+        };
+        self.sessions.remove(&begun.id);
+        begun.addr.do_send(session::End { why });
+        Err(refused)
     }
 
-    /// Removes `id`, which ended here, from the fleet's directory, without waiting.
+    /// Removes `id`, which ended here, from the fleet's directory, without waiting; nothing
+    /// outside a fleet.
     pub(crate) fn forget_in_fleet(&self, id: &str, holder: Holder) {
+        if self.runtime.sessions.is_none() {
+            return;
+        }
         let legacy = self.clone();
         let id = id.to_owned();
         actix_rt::spawn(async move { legacy.forget_in_fleet_now(&id, &holder).await });
@@ -239,14 +266,27 @@ pub enum Refused {
     /// The session's bytes would pass a budget.
     #[error(transparent)]
     Budget(#[from] Refusal),
+    /// A fleet-wide cap on sessions was reached.
+    #[error(transparent)]
+    Fleet(#[from] FleetFull),
+    /// The fleet's directory could not record the session, so no other worker could find it.
+    #[error("the session directory is unavailable")]
+    DirectoryUnavailable,
 }
 
 impl Refused {
-    /// The JSON-RPC error: -31503 for a full process, -31429/-31503 for a budget.
+    /// The JSON-RPC error: -31503 for a full process or fleet, -31429/-31503 for a budget,
+    /// -31503 with a retry time while the directory is unavailable.
     pub fn to_error(&self) -> McpError {
         match self {
             Refused::Full(full) => McpError::new(ErrorCode::TooManySessions, full.to_string()),
+            Refused::Fleet(full) => McpError::new(ErrorCode::TooManySessions, full.to_string()),
             Refused::Budget(refusal) => refusal.to_error(),
+            Refused::DirectoryUnavailable => McpError::new(
+                ErrorCode::OverCapacity,
+                "Legacy sessions are unavailable right now; try again shortly",
+            )
+            .with_data(serde_json::json!({ "retryAfterMs": 1000 })),
         }
     }
 }

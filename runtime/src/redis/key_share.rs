@@ -151,12 +151,7 @@ mod tests {
     #[tokio::test]
     async fn two_connections_with_one_prefix_share_rings_and_another_prefix_does_not() {
         let redis = test_redis().await;
-        let other_worker = RedisKeyShare::new(
-            Redis::connect("redis://127.0.0.1:6379")
-                .await
-                .unwrap()
-                .with_prefix(&redis.key("")),
-        );
+        let other_worker = RedisKeyShare::new(crate::redis::testing::connect(&redis.key("")).await);
         let one = RedisKeyShare::new(redis.clone().with_prefix(&redis.key("")));
         one.store("acme", &wrapped(), None).await.unwrap();
         assert!(other_worker.load("acme").await.unwrap().is_some());

@@ -1002,15 +1002,7 @@ mod tests {
         assert_eq!(pushed["acme"].active().kid(), ring.active().kid());
 
         let old_kid = ring.active().kid().to_owned();
-        let new_kid = km
-            .send(Rotate {
-                tenant: "acme".to_owned(),
-                if_kid: None,
-                grace: None,
-            })
-            .await
-            .unwrap()
-            .unwrap();
+        let new_kid = rotate_now(&km).await;
         assert_ne!(new_kid, old_kid);
         let pushed = next(&mut rx).await;
         assert_eq!(pushed["acme"].active().kid(), new_kid);

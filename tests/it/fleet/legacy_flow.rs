@@ -10,8 +10,7 @@ use futures_util::{Stream, StreamExt};
 use serde_json::{json, Value};
 
 use super::workers::DEMO_KEY;
-
-const LEGACY_VERSION: &str = "2025-11-25";
+use crate::support::legacy_client::{initialize_request, LEGACY_VERSION};
 
 /// A legacy session of the demo tenant, begun through the balancer at `base`.
 pub(super) struct LegacyFlow {
@@ -67,11 +66,7 @@ struct Handshake {
 /// POSTs `initialize` with form elicitation declared to the demo tenant at `base`.
 async fn initialize(base: &str) -> Handshake {
     let client = awc::Client::builder().disable_timeout().finish();
-    let body = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": LEGACY_VERSION,
-        "capabilities": {"elicitation": {"form": {}}},
-        "clientInfo": {"name": "fleet-test", "version": "0"},
-    }});
+    let body = initialize_request(LEGACY_VERSION, json!({"elicitation": {"form": {}}}));
     let mut resp = client
         .post(format!("{base}/t/demo/mcp"))
         .insert_header(("accept", "application/json, text/event-stream"))
@@ -143,7 +138,6 @@ impl LegacyFlow {
     pub(super) async fn post_json(&self, body: &Value) -> (u16, Value) {
         let mut resp = self
             .request(awc::http::Method::POST)
-            .insert_header(("accept", "application/json, text/event-stream"))
             .send_json(body)
             .await
             .expect("the balancer answers");

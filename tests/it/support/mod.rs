@@ -10,9 +10,9 @@
 //! - `schema`: the committed MCP JSON schemas the checks validate against;
 //! - `lab`: the test catalog; `legacy_client`: a 2025-11-25 client; `h2c_client`: HTTP/2;
 //!   `stdio_in_process`: the stdio server in this process, for a tenant and caller a test holds;
-//!   `serve_process`: `roundtrip serve` as a child process; `redis`: the machine's Redis under
-//!   a prefix of the test's own, and a Redis a test can stop; `otlp_receiver`: a collector's
-//!   OTLP/HTTP trace endpoint, for what `serve` exports.
+//!   `serve_process`: `roundtrip serve` as a child process; `otlp_receiver`: a collector's
+//!   OTLP/HTTP trace endpoint, for what `serve` exports. Redis under a prefix of the test's
+//!   own, and a Redis a test can stop: `roundtrip_runtime::redis::testing`.
 //!
 //! Edges go one way: `legacy_client` -> `requests` -> `server` -> `lab`; `requests` ->
 //! `replies` -> `wire_checks` -> `schema`, `protocol`; `h2c_client` -> `replies`. The names

@@ -75,14 +75,15 @@ async fn answer(
     };
     let service = service.into_inner();
     if let Some(forwarder) = &dispatcher.forwarder {
-        if let Some(entry) = forward::owner_of(&req, slug, &service).await {
+        if let Some(owner) = forward::owner_of(&req, slug, &service).await {
             // Authenticated here too: a request the owner would refuse costs no hop.
             let (_, principal) = resolve(Headers::of(&req), slug, &service, None)?;
-            if !entry.principal.is_empty() && entry.principal != principal.id() {
+            let began = &owner.entry.principal;
+            if !began.is_empty() && began != principal.id() {
                 return Err(RpcError::refused(None, McpError::unknown_session()));
             }
             let client = client_of(&req, &service);
-            return forward::to_owner(&entry, &req, client, payload, &service, forwarder).await;
+            return forward::to_owner(owner, &req, client, payload, &service, forwarder).await;
         }
     }
     match *req.method() {

@@ -21,7 +21,7 @@ use super::error::RpcError;
 use super::headers::SESSION_ID;
 use super::McpService;
 use crate::fleet::directory::DirectoryEntry;
-use crate::fleet::Forward;
+use crate::fleet::{Forward, SessionFleet};
 use crate::protocol::McpError;
 
 /// Set on a forwarded request.
@@ -47,35 +47,50 @@ impl Forwarder {
     }
 }
 
-/// The directory's entry for the session `req` names, when another worker of the fleet holds
-/// it for tenant `slug`: the request is to be forwarded there. `None` when this worker
-/// answers it: no fleet, no session id, a session held here, a forward already, or a
-/// session the directory does not know (or cannot be asked about), which this worker then
-/// answers 404.
-pub(crate) async fn owner_of(
-    req: &HttpRequest,
+/// Where a request is to be forwarded: the session it names, held by another worker of the
+/// fleet, and that session's directory entry.
+pub(crate) struct Owner<'r> {
+    fleet: &'r SessionFleet,
+    session: &'r str,
+    /// The entry: the owner's URL, and who holds the session.
+    pub(crate) entry: DirectoryEntry,
+}
+
+/// Where `req` is to be forwarded, when another worker of the fleet holds the session it
+/// names for tenant `slug`. `None` when this worker answers it: no fleet, no session id, a
+/// session held here, a forward already, or a session the directory does not know (or
+/// cannot be asked about), which this worker then answers 404.
+pub(crate) async fn owner_of<'r>(
+    req: &'r HttpRequest,
     slug: &str,
-    service: &McpService,
-) -> Option<DirectoryEntry> {
+    service: &'r McpService,
+) -> Option<Owner<'r>> {
     let fleet = service.runtime.sessions.as_ref()?;
-    let sid = req.headers().get(SESSION_ID)?.to_str().ok()?;
-    if req.headers().contains_key(FORWARDED) || service.legacy.sessions.holds(sid) {
+    let session = req.headers().get(SESSION_ID)?.to_str().ok()?;
+    if req.headers().contains_key(FORWARDED) || service.legacy.sessions.holds(session) {
         return None;
     }
-    let entry = match fleet.directory().lookup(sid).await {
+    let entry = match fleet.directory().lookup(session).await {
         Ok(entry) => entry?,
         Err(e) => {
             tracing::warn!(error = %e, "could not look a legacy session up in the directory");
             return None;
         }
     };
-    (entry.holder.tenant == slug && fleet.owner() != Some(entry.owner.as_str())).then_some(entry)
+    (*entry.holder.tenant == *slug && fleet.owner() != Some(entry.owner.as_str())).then_some(
+        Owner {
+            fleet,
+            session,
+            entry,
+        },
+    )
 }
 
 /// The client a forwarded request names in [`FORWARDED`], if the fleet's key vouches for it.
+/// Outside a fleet no header is read.
 pub(crate) fn vouched_client(req: &HttpRequest, service: &McpService) -> Option<IpAddr> {
-    let value = req.headers().get(FORWARDED)?.to_str().ok()?;
     let fleet = service.runtime.sessions.as_ref()?;
+    let value = req.headers().get(FORWARDED)?.to_str().ok()?;
     let to = Forward {
         session: req.headers().get(SESSION_ID)?.to_str().ok()?,
         method: req.method().as_str(),
@@ -84,10 +99,9 @@ pub(crate) fn vouched_client(req: &HttpRequest, service: &McpService) -> Option<
     fleet.key().believe(&to, value)
 }
 
-/// Sends `req` from `client` with its body to the owner in `entry` and streams the owner's
-/// response back.
+/// Sends `req` from `client` with its body to `owner` and streams the owner's response back.
 pub(crate) async fn to_owner(
-    entry: &DirectoryEntry,
+    owner: Owner<'_>,
     req: &HttpRequest,
     client: Option<IpAddr>,
     payload: web::Payload,
@@ -95,7 +109,11 @@ pub(crate) async fn to_owner(
     forwarder: &Forwarder,
 ) -> Result<HttpResponse, RpcError> {
     let started = Instant::now();
-    let sid = req.headers().get(SESSION_ID).and_then(|v| v.to_str().ok());
+    let Owner {
+        fleet,
+        session,
+        entry,
+    } = owner;
     let mut forward = forwarder.client.request(
         req.method().clone(),
         format!("{}{}", entry.owner, req.uri()),
@@ -105,24 +123,17 @@ pub(crate) async fn to_owner(
             forward = forward.append_header((name.clone(), value.clone()));
         }
     }
-    let vouch = match (&service.runtime.sessions, sid, client) {
-        (Some(fleet), Some(session), Some(client)) => {
-            let to = Forward {
-                session,
-                method: req.method().as_str(),
-                owner: &entry.owner,
-            };
-            HeaderValue::from_str(&fleet.key().vouch(&to, client)).ok()
-        }
-        _ => None,
+    let to = Forward {
+        session,
+        method: req.method().as_str(),
+        owner: &entry.owner,
     };
+    let vouch = client.and_then(|c| HeaderValue::from_str(&fleet.key().vouch(&to, c)).ok());
     let forward =
         forward.insert_header((FORWARDED, vouch.unwrap_or(HeaderValue::from_static("-"))));
     match forward.send_stream(payload).await {
         Ok(response) => {
-            service
-                .metrics
-                .record_forward("forwarded", started.elapsed());
+            service.metrics.record_forwarded(started.elapsed());
             let mut back = HttpResponse::build(response.status());
             for (name, value) in response.headers() {
                 if !hop_by_hop(name) {
@@ -132,13 +143,9 @@ pub(crate) async fn to_owner(
             Ok(back.streaming(response))
         }
         Err(awc::error::SendRequestError::Connect(e)) => {
-            service
-                .metrics
-                .record_forward("owner_gone", started.elapsed());
+            service.metrics.record_owner_gone();
             tracing::info!(error = %e, "the worker holding a legacy session is gone");
-            if let Some(sid) = sid {
-                service.legacy.forget_in_fleet(sid, entry.holder.clone());
-            }
+            service.legacy.forget_in_fleet(session, entry.holder);
             Err(RpcError::refused(None, McpError::unknown_session()))
         }
         Err(e) => {

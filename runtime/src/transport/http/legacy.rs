@@ -21,7 +21,6 @@ use super::{sse, McpService};
 
 use crate::budget::Account;
 use crate::dispatch::Reply;
-use crate::fleet::directory::NotRegistered;
 use crate::handler::{Notifier, Principal, Tenant};
 use crate::legacy::bridge::{Answer, Unanswered};
 use crate::legacy::session::{deliver, End, Notify, OpenStream};
@@ -29,7 +28,7 @@ use crate::legacy::sessions::Found;
 use crate::legacy::{handshake, SessionOn};
 use crate::protocol::jsonrpc::Response;
 use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
-use crate::protocol::{Era, ErrorCode, McpError, Notification, Request};
+use crate::protocol::{Era, McpError, Notification, Request};
 
 /// `initialize`: a new session for this tenant and caller, charged to `account`, unless a
 /// cap or a budget is reached. In a fleet the session is recorded in the directory before
@@ -48,34 +47,11 @@ pub(crate) async fn initialize(
         .legacy
         .begin(init, &tenant, &principal, account, SessionOn::Http)
         .map_err(|refused| RpcError::refused(Some(&id), refused.to_error()))?;
-    if let Err(not) = service.legacy.register_in_fleet(&begun).await {
-        service.legacy.sessions.remove(&begun.id);
-        let (why, error) = match not {
-            NotRegistered::Full(full) => {
-                tracing::warn!(%full, "initialize refused");
-                let error = McpError::new(ErrorCode::TooManySessions, full.to_string());
-                ("a fleet-wide cap on sessions is reached", error)
-            }
-            NotRegistered::Unavailable(e) => {
-                tracing::warn!(error = %e, "legacy session refused: the session directory is unavailable");
-                // A write that timed out may still land: take it back, or it would hold a
-                // fleet slot until it expires.
-                if let Some(entry) = &begun.entry {
-                    service
-                        .legacy
-                        .forget_in_fleet(&begun.id, entry.holder.clone());
-                }
-                let error = McpError::new(
-                    ErrorCode::OverCapacity,
-                    "Legacy sessions are unavailable right now; try again shortly",
-                )
-                .with_data(serde_json::json!({ "retryAfterMs": 1000 }));
-                ("the session directory is unavailable", error)
-            }
-        };
-        begun.addr.do_send(End { why });
-        return Err(RpcError::refused(Some(&id), error));
-    }
+    service
+        .legacy
+        .register_in_fleet(&begun)
+        .await
+        .map_err(|refused| RpcError::refused(Some(&id), refused.to_error()))?;
     let mut response = json_result(&id, &begun.result);
     if let Ok(value) = HeaderValue::from_str(&begun.id) {
         response.headers_mut().insert(SESSION_ID, value);
