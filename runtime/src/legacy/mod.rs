@@ -335,13 +335,14 @@ mod tests {
     use crate::handler::Catalog;
     use crate::protocol::{ClientCapabilities, ProtocolVersion};
 
-    /// A process in a fleet whose directory is `directory`, and a session begun in it.
-    async fn registered(directory: &LocalSessionDirectory) -> (Legacy, Begun, Holder) {
+    /// A process in a fleet whose directory is `directory`, and a session begun in it, not
+    /// yet registered.
+    fn begun_in(directory: Arc<dyn SessionDirectory>) -> (Legacy, Begun, Holder) {
         let caps = FleetCaps {
             sessions: 10,
             per_caller: 10,
         };
-        let fleet = SessionFleet::new(Arc::new(directory.clone()), caps, ForwardKey::new(&[1; 32]));
+        let fleet = SessionFleet::new(directory, caps, ForwardKey::new(&[1; 32]));
         fleet.set_owner("http://127.0.0.1:1".into());
         let runtime = RuntimeConfig {
             sessions: Some(fleet),
@@ -364,8 +365,47 @@ mod tests {
                 SessionOn::Http,
             )
             .expect("a session");
-        legacy.register_in_fleet(&begun).await.expect("registered");
         (legacy, begun, Holder::of(&account))
+    }
+
+    /// [`begun_in`] `directory`, registered.
+    async fn registered(directory: &LocalSessionDirectory) -> (Legacy, Begun, Holder) {
+        let (legacy, begun, holder) = begun_in(Arc::new(directory.clone()));
+        legacy.register_in_fleet(&begun).await.expect("registered");
+        (legacy, begun, holder)
+    }
+
+    #[actix_rt::test]
+    async fn a_session_the_directory_cannot_record_is_ended_and_refused_with_a_retry_time() {
+        let spare = crate::redis::testing::SpareRedis::start();
+        let redis = spare.connect().await;
+        spare.stop();
+        let (legacy, begun, _) =
+            begun_in(Arc::new(crate::redis::RedisSessionDirectory::new(redis)));
+        let refused = legacy.register_in_fleet(&begun).await;
+        assert_eq!(refused, Err(Refused::DirectoryUnavailable));
+        let error = Refused::DirectoryUnavailable.to_error();
+        assert_eq!((error.code.code(), error.code.http_status()), (-31503, 503));
+        assert_eq!(error.data, Some(serde_json::json!({"retryAfterMs": 1000})));
+        assert!(legacy.sessions.address(&begun.id).is_none());
+    }
+
+    #[actix_rt::test]
+    async fn a_session_past_a_fleet_cap_is_ended_and_refused_with_503() {
+        let directory = LocalSessionDirectory::new();
+        for n in 0..10 {
+            let (legacy, begun, _) = begun_in(Arc::new(directory.clone()));
+            legacy
+                .register_in_fleet(&begun)
+                .await
+                .unwrap_or_else(|e| panic!("no room for session {n}: {e}"));
+        }
+        let (legacy, begun, _) = begun_in(Arc::new(directory.clone()));
+        let refused = legacy.register_in_fleet(&begun).await;
+        assert!(matches!(refused, Err(Refused::Fleet(_))), "{refused:?}");
+        let error = refused.unwrap_err().to_error();
+        assert_eq!((error.code.code(), error.code.http_status()), (-31503, 503));
+        assert!(legacy.sessions.address(&begun.id).is_none());
     }
 
     #[actix_rt::test]
