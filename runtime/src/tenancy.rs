@@ -5,7 +5,7 @@
 //!
 //! The runtime owns these traits so that it never depends on how tenants are stored.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 

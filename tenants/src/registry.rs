@@ -13,7 +13,9 @@
 //! same for a hundred thousand keys as for one; the map compares digests, not secrets, and the
 //! record found is still confirmed in constant time.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+
+use foldhash::{HashMap, HashMapExt};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};

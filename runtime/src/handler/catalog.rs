@@ -4,7 +4,9 @@
 //! are read far more often than catalogs change. Order is insertion order, so `tools/list` is
 //! deterministic.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;

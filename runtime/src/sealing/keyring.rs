@@ -20,7 +20,7 @@
 //! after [`ROTATE_AFTER_SEALS`] seals), so that whoever just sealed can ask the `KeyManager`
 //! for a rotation without reading a clock or holding a lock.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use super::codec::{StateKey, ROTATE_AFTER_SEALS};
