@@ -136,14 +136,14 @@ impl Context {
     pub fn builder(tenant: Arc<Tenant>) -> ContextBuilder {
         ContextBuilder {
             tenant,
-            principal: Principal::anonymous(),
+            principal: None,
             era: Era::Modern,
             input_responses: InputResponses::new(),
             request_state: None,
             round: 0,
-            client_capabilities: ClientCapabilities::default(),
+            client_capabilities: None,
             notifier: None,
-            cancel: CancellationToken::new(),
+            cancel: None,
         }
     }
 
@@ -265,23 +265,26 @@ impl Context {
 }
 
 /// Builds a `Context`: the dispatcher uses it, and so do handler unit tests.
+///
+/// The parts with a default that allocates (principal, capabilities, cancellation) are made
+/// at [`ContextBuilder::build`] only when unset: the runtime sets all three on every request.
 #[derive(Debug)]
 pub struct ContextBuilder {
     tenant: Arc<Tenant>,
-    principal: Principal,
+    principal: Option<Principal>,
     era: Era,
     input_responses: InputResponses,
     request_state: Option<String>,
     round: u32,
-    client_capabilities: ClientCapabilities,
+    client_capabilities: Option<ClientCapabilities>,
     notifier: Option<Notifier>,
-    cancel: CancellationToken,
+    cancel: Option<CancellationToken>,
 }
 
 impl ContextBuilder {
     /// Who made the request (default: anonymous).
     pub fn principal(mut self, principal: Principal) -> Self {
-        self.principal = principal;
+        self.principal = Some(principal);
         self
     }
 
@@ -320,7 +323,7 @@ impl ContextBuilder {
 
     /// The capabilities the request declared (or the legacy session negotiated).
     pub fn client_capabilities(mut self, caps: ClientCapabilities) -> Self {
-        self.client_capabilities = caps;
+        self.client_capabilities = Some(caps);
         self
     }
 
@@ -332,7 +335,7 @@ impl ContextBuilder {
 
     /// Cancelled when the client goes away (default: a token nobody cancels).
     pub fn cancel(mut self, cancel: CancellationToken) -> Self {
-        self.cancel = cancel;
+        self.cancel = Some(cancel);
         self
     }
 
@@ -340,15 +343,15 @@ impl ContextBuilder {
     pub fn build(self) -> Context {
         Context(Rc::new(Inner {
             tenant: self.tenant,
-            principal: self.principal,
+            principal: self.principal.unwrap_or_else(Principal::anonymous),
             era: self.era,
             input_responses: self.input_responses,
             request_state: self.request_state,
             round: self.round,
-            client_capabilities: self.client_capabilities,
+            client_capabilities: self.client_capabilities.unwrap_or_default(),
             notifier: self.notifier,
             last_progress: Cell::new(None),
-            cancel: self.cancel,
+            cancel: self.cancel.unwrap_or_default(),
         }))
     }
 }
