@@ -5,6 +5,7 @@
 //! batch, so ids grow with the log and survive a purge that rewrites a batch. Reading decodes
 //! the tenant's batches newest first and filters their events.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -23,15 +24,17 @@ pub(super) const SPAN: i64 = 1024;
 const BATCHES_PER_READ: i64 = 16;
 
 /// One event as a batch holds it: its tenant is the batch's, its id the batch's and `n`'s.
+/// Written, it borrows the event's strings (an audited server writes one per call); read,
+/// it owns them.
 #[derive(Serialize, Deserialize)]
-struct Stored {
+struct Stored<'a> {
     n: i64,
     at: i64,
-    actor: String,
+    actor: Cow<'a, str>,
     kind: AuditKind,
-    action: String,
+    action: Cow<'a, str>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    target: Option<String>,
+    target: Option<Cow<'a, str>>,
     outcome: AuditOutcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error_code: Option<i64>,
@@ -61,10 +64,10 @@ pub(super) async fn append(
                 .map(|(e, n)| Stored {
                     n,
                     at: e.at.0,
-                    actor: e.actor.clone(),
+                    actor: Cow::Borrowed(&e.actor),
                     kind: e.kind,
-                    action: e.action.clone(),
-                    target: e.target.clone(),
+                    action: Cow::Borrowed(&e.action),
+                    target: e.target.as_deref().map(Cow::Borrowed),
                     outcome: e.outcome,
                     error_code: e.error_code,
                     round: e.round,
@@ -80,7 +83,7 @@ pub(super) async fn append(
 async fn insert(
     tx: &mut Transaction<'static, Any>,
     tenant: &str,
-    stored: &[Stored],
+    stored: &[Stored<'_>],
 ) -> Result<(), StoreError> {
     let (first, last) = span_of(stored);
     sqlx::query(
@@ -99,7 +102,7 @@ async fn insert(
 }
 
 /// The earliest and latest `at` of a batch's events.
-fn span_of(stored: &[Stored]) -> (i64, i64) {
+fn span_of(stored: &[Stored<'_>]) -> (i64, i64) {
     let first = stored.iter().map(|e| e.at).min().unwrap_or(0);
     let last = stored.iter().map(|e| e.at).max().unwrap_or(0);
     (first, last)
@@ -138,7 +141,7 @@ pub(super) async fn read(
                     && filter
                         .target
                         .as_ref()
-                        .is_none_or(|t| event.target.as_ref() == Some(t))
+                        .is_none_or(|t| event.target.as_deref() == Some(t.as_str()))
                     && filter.outcome.is_none_or(|o| event.outcome == o);
                 if wanted && found.len() < limit {
                     found.push(event_of(id, &tenant_slug, event));
@@ -153,7 +156,7 @@ pub(super) async fn read(
     Ok(found)
 }
 
-fn batch_of(row: &AnyRow) -> Result<(i64, Vec<Stored>), StoreError> {
+fn batch_of(row: &AnyRow) -> Result<(i64, Vec<Stored<'static>>), StoreError> {
     let batch: i64 = column(row, "id")?;
     let text: String = column(row, "events")?;
     let mut stored: Vec<Stored> = json(&format!("audit batch {batch}"), &text)?;
@@ -166,15 +169,15 @@ fn batch_of(row: &AnyRow) -> Result<(i64, Vec<Stored>), StoreError> {
     Ok((batch, stored))
 }
 
-fn event_of(id: i64, tenant: &crate::model::Slug, e: Stored) -> AuditEvent {
+fn event_of(id: i64, tenant: &crate::model::Slug, e: Stored<'_>) -> AuditEvent {
     AuditEvent {
         id,
         tenant: tenant.clone(),
         at: Millis(e.at),
-        actor: e.actor,
+        actor: e.actor.into_owned(),
         kind: e.kind,
-        action: e.action,
-        target: e.target,
+        action: e.action.into_owned(),
+        target: e.target.map(Cow::into_owned),
         outcome: e.outcome,
         error_code: e.error_code,
         round: e.round,
