@@ -57,7 +57,7 @@ pub(crate) async fn run(
     let params = call.request.params.as_ref().unwrap_or(&no_params);
     let method = call.request.method.as_str();
     let (target, arguments) = target_and_arguments(method, params)?;
-    tracing::Span::current().record("target", target.as_str());
+    tracing::Span::current().record("target", target);
     let input_responses = parse_input_responses(input_responses)?;
 
     // The argument digest is needed only to open or seal a state: computed then, and once.
@@ -66,7 +66,7 @@ pub(crate) async fn run(
         tenant: call.tenant.slug(),
         principal: call.principal.id(),
         method,
-        target: &target,
+        target,
         args_digest: *digest.get_or_init(|| args_digest(params.get("arguments"))),
     };
     let token = match params.get("requestState") {
@@ -95,7 +95,7 @@ pub(crate) async fn run(
     // presenting it at once cannot both run; the claim is given back (dropped) unless the
     // run completes.
     let claim = match token {
-        Some(token) if method == "tools/call" && call.catalog.single_use_state(&target) => {
+        Some(token) if method == "tools/call" && call.catalog.single_use_state(target) => {
             protection.claim(replay, token, &opened).await?
         }
         _ => None,
@@ -103,7 +103,7 @@ pub(crate) async fn run(
 
     match run_handler(
         call,
-        &target,
+        target,
         arguments.unwrap_or_default(),
         input_responses,
         opened.state,
@@ -236,14 +236,17 @@ pub(crate) fn check_answers(
     }
 }
 
+/// A call's target, borrowed from its params, and a copy of its arguments.
+pub(crate) type Targeted<'p> = (&'p str, Option<Map<String, Value>>);
+
 /// The name (or URI) the request targets and its arguments.
-pub(crate) fn target_and_arguments(
+pub(crate) fn target_and_arguments<'p>(
     method: &str,
-    params: &Map<String, Value>,
-) -> Result<(String, Option<Map<String, Value>>), McpError> {
+    params: &'p Map<String, Value>,
+) -> Result<Targeted<'p>, McpError> {
     let key = crate::protocol::target_key(method).unwrap_or("name");
     let target = match params.get(key) {
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => s.as_str(),
         Some(_) => {
             return Err(McpError::invalid_params(format!(
                 "params.{key} must be a string"

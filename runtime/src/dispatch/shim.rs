@@ -73,8 +73,9 @@ async fn flow(
     rounds: &mut u32,
 ) -> Result<Map<String, Value>, McpError> {
     let method = call.request.method.as_str();
-    let (target, arguments) = mrtr::target_and_arguments(method, &params.unwrap_or_default())?;
-    tracing::Span::current().record("target", target.as_str());
+    let params = params.unwrap_or_default();
+    let (target, arguments) = mrtr::target_and_arguments(method, &params)?;
+    tracing::Span::current().record("target", target);
     let arguments = arguments.unwrap_or_default();
 
     let mut answers = InputResponses::new();
@@ -82,7 +83,7 @@ async fn flow(
     let mut round = 0;
     loop {
         *rounds = round;
-        let run = mrtr::run_handler(call, &target, arguments.clone(), answers, state, round);
+        let run = mrtr::run_handler(call, target, arguments.clone(), answers, state, round);
         let outcome = tokio::time::timeout(shim.run_timeout, run)
             .await
             .map_err(|_| {

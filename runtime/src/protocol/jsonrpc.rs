@@ -125,7 +125,7 @@ impl Incoming {
             id: id.clone(),
             error: McpError::invalid_request(msg),
         };
-        if members.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        if !members.jsonrpc.is_some_and(|v| v.0) {
             return Err(bad(&id, "jsonrpc must be \"2.0\""));
         }
         match members.method {
@@ -189,7 +189,7 @@ enum Body {
 #[derive(Default)]
 struct Members {
     id: Option<Value>,
-    jsonrpc: Option<Value>,
+    jsonrpc: Option<JsonrpcVersion>,
     method: Option<Value>,
     params: Option<Params>,
     result: Option<Value>,
@@ -253,7 +253,13 @@ impl<'de> Visitor<'de> for BodyVisitor {
         while let Some(member) = map.next_key::<Member>()? {
             let slot = match member {
                 Member::Id => &mut m.id,
-                Member::Jsonrpc => &mut m.jsonrpc,
+                Member::Jsonrpc => {
+                    let version = map.next_value()?;
+                    if m.jsonrpc.replace(version).is_some() {
+                        m.repeated.get_or_insert(member);
+                    }
+                    continue;
+                }
                 Member::Method => &mut m.method,
                 Member::Params => {
                     let params = map.next_value()?;
@@ -305,6 +311,60 @@ impl<'de> Visitor<'de> for BodyVisitor {
 
     fn visit_unit<E: de::Error>(self) -> Result<Body, E> {
         Ok(Body::Other)
+    }
+}
+
+/// `jsonrpc`, read without keeping it: whether it is exactly the string `"2.0"`. Any other
+/// value is still read whole, as every member is (its nesting counts against the limit).
+struct JsonrpcVersion(bool);
+
+impl<'de> Deserialize<'de> for JsonrpcVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(JsonrpcVersionVisitor)
+    }
+}
+
+struct JsonrpcVersionVisitor;
+
+impl<'de> Visitor<'de> for JsonrpcVersionVisitor {
+    type Value = JsonrpcVersion;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("jsonrpc")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<JsonrpcVersion, E> {
+        Ok(JsonrpcVersion(v == "2.0"))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonrpcVersion, A::Error> {
+        while map.next_entry::<de::IgnoredAny, Value>()?.is_some() {}
+        Ok(JsonrpcVersion(false))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JsonrpcVersion, A::Error> {
+        while seq.next_element::<Value>()?.is_some() {}
+        Ok(JsonrpcVersion(false))
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<JsonrpcVersion, E> {
+        Ok(JsonrpcVersion(false))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<JsonrpcVersion, E> {
+        Ok(JsonrpcVersion(false))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<JsonrpcVersion, E> {
+        Ok(JsonrpcVersion(false))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<JsonrpcVersion, E> {
+        Ok(JsonrpcVersion(false))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<JsonrpcVersion, E> {
+        Ok(JsonrpcVersion(false))
     }
 }
 
@@ -685,12 +745,24 @@ mod tests {
 
     #[test]
     fn a_wrong_jsonrpc_version_is_invalid() {
-        assert_eq!(
-            err(r#"{"jsonrpc":"1.0","id":1,"method":"x"}"#)
-                .error
-                .code
-                .code(),
-            -32600
-        );
+        for version in [
+            r#""1.0""#,
+            r#""2.0 ""#,
+            "2.0",
+            "null",
+            "true",
+            r#"["2.0"]"#,
+            r#"{"2.0":"2.0"}"#,
+        ] {
+            let m = err(&format!(r#"{{"jsonrpc":{version},"id":1,"method":"x"}}"#));
+            assert_eq!(m.error.code.code(), -32600, "{version}");
+            assert_eq!(m.id, Some(RequestId::Number(1.into())), "{version}");
+        }
+    }
+
+    #[test]
+    fn an_escaped_jsonrpc_version_is_the_same_string() {
+        let body = br#"{"jsonrpc":"2\u002e0","id":1,"method":"x"}"#;
+        assert!(matches!(Incoming::parse(body), Ok(Incoming::Request(_))));
     }
 }
