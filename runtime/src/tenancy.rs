@@ -5,10 +5,10 @@
 //!
 //! The runtime owns these traits so that it never depends on how tenants are stored.
 
-use foldhash::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use foldhash::HashMap;
 use futures_util::future::BoxFuture;
 
 pub use crate::handler::{

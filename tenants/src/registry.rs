@@ -14,14 +14,13 @@
 //! record found is still confirmed in constant time.
 
 use std::collections::BTreeSet;
-
-use foldhash::{HashMap, HashMapExt};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use actix::Recipient;
+use foldhash::{HashMap, HashMapExt};
 use roundtrip_runtime::handler::Catalog;
 use roundtrip_runtime::sealing::SetTenantGrace;
 use roundtrip_runtime::tenancy::{

@@ -75,7 +75,10 @@ async fn flow(
     let method = call.request.method.as_str();
     let params = params.unwrap_or_default();
     let (target, arguments) = mrtr::target_and_arguments(method, &params)?;
-    tracing::Span::current().record("target", target);
+    // A flow lasts as long as its user takes: it keeps its target and arguments, not params.
+    let target = target.to_owned();
+    drop(params);
+    tracing::Span::current().record("target", target.as_str());
     let arguments = arguments.unwrap_or_default();
 
     let mut answers = InputResponses::new();
@@ -83,7 +86,7 @@ async fn flow(
     let mut round = 0;
     loop {
         *rounds = round;
-        let run = mrtr::run_handler(call, target, arguments.clone(), answers, state, round);
+        let run = mrtr::run_handler(call, &target, arguments.clone(), answers, state, round);
         let outcome = tokio::time::timeout(shim.run_timeout, run)
             .await
             .map_err(|_| {

@@ -5,10 +5,9 @@
 //! deterministic.
 
 use std::collections::BTreeMap;
-
-use foldhash::HashMap;
 use std::sync::Arc;
 
+use foldhash::HashMap;
 use serde_json::Value;
 
 use super::descriptor::{HeaderParam, ToolDescriptor};

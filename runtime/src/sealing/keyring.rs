@@ -20,8 +20,9 @@
 //! after [`ROTATE_AFTER_SEALS`] seals), so that whoever just sealed can ask the `KeyManager`
 //! for a rotation without reading a clock or holding a lock.
 
-use foldhash::HashMap;
 use std::sync::Arc;
+
+use foldhash::HashMap;
 
 use super::codec::{StateKey, ROTATE_AFTER_SEALS};
 
