@@ -104,7 +104,7 @@ pub(crate) async fn run(
     match run_handler(
         call,
         target,
-        arguments.unwrap_or_default(),
+        arguments.cloned().unwrap_or_default(),
         input_responses,
         opened.state,
         opened.round,
@@ -236,10 +236,11 @@ pub(crate) fn check_answers(
     }
 }
 
-/// A call's target, borrowed from its params, and a copy of its arguments.
-pub(crate) type Targeted<'p> = (&'p str, Option<Map<String, Value>>);
+/// A call's target and arguments, borrowed from its params.
+pub(crate) type Targeted<'p> = (&'p str, Option<&'p Map<String, Value>>);
 
-/// The name (or URI) the request targets and its arguments.
+/// The name (or URI) the request targets and its arguments, checked and borrowed from its
+/// params: a caller that owns the params moves the arguments out instead of copying them.
 pub(crate) fn target_and_arguments<'p>(
     method: &str,
     params: &'p Map<String, Value>,
@@ -260,7 +261,7 @@ pub(crate) fn target_and_arguments<'p>(
     };
     let arguments = match params.get("arguments") {
         None | Some(Value::Null) => None,
-        Some(Value::Object(a)) => Some(a.clone()),
+        Some(Value::Object(a)) => Some(a),
         Some(_) => {
             return Err(McpError::invalid_params(
                 "params.arguments must be an object",
