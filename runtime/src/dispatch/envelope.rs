@@ -113,7 +113,10 @@ impl Envelope {
 /// against the body, `Mcp-Param-*` included (-32020), then the version (-32022), in that order,
 /// so that a header that disagrees with the body is reported as a mismatch even when the
 /// body's version is unknown, and before any work is spent on the request.
-pub fn check_modern(request: &Request, http: Option<HttpCheck<'_>>) -> Result<Envelope, McpError> {
+pub fn check_modern(
+    request: &mut Request,
+    http: Option<HttpCheck<'_>>,
+) -> Result<Envelope, McpError> {
     if REMOVED_METHODS.contains(&request.method.as_str()) {
         let error = McpError::method_not_found(&request.method);
         return Err(if request.method == "initialize" {
@@ -122,7 +125,7 @@ pub fn check_modern(request: &Request, http: Option<HttpCheck<'_>>) -> Result<En
             error
         });
     }
-    let meta = RequestMeta::require(request.params.as_ref())?;
+    let meta = RequestMeta::require(request.params.as_mut())?;
     if let Some(http) = http {
         check_headers(request, &meta, http.headers)?;
         if request.method == "tools/call" {
@@ -306,7 +309,7 @@ mod tests {
         json!({"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}})
     }
 
-    fn check(r: &Request, h: &HttpHeaders) -> Result<Envelope, McpError> {
+    fn check(r: &mut Request, h: &HttpHeaders) -> Result<Envelope, McpError> {
         let catalog = Catalog::builder().build();
         check_modern(
             r,
@@ -328,15 +331,15 @@ mod tests {
 
     #[test]
     fn a_header_version_that_differs_from_meta_is_a_mismatch() {
-        let r = request("tools/list", json!({"_meta": meta("v999.0.0")}));
-        let e = check(&r, &headers("2026-07-28", "tools/list", None)).expect_err("mismatch");
+        let mut r = request("tools/list", json!({"_meta": meta("v999.0.0")}));
+        let e = check(&mut r, &headers("2026-07-28", "tools/list", None)).expect_err("mismatch");
         assert_eq!(e.code.code(), -32020);
     }
 
     #[test]
     fn an_unknown_version_in_both_places_is_unsupported() {
-        let r = request("tools/list", json!({"_meta": meta("v999.0.0")}));
-        let e = check(&r, &headers("v999.0.0", "tools/list", None)).expect_err("unsupported");
+        let mut r = request("tools/list", json!({"_meta": meta("v999.0.0")}));
+        let e = check(&mut r, &headers("v999.0.0", "tools/list", None)).expect_err("unsupported");
         assert_eq!(e.code.code(), -32022);
         assert_eq!(
             e.data,
@@ -346,13 +349,13 @@ mod tests {
 
     #[test]
     fn mcp_method_is_case_sensitive() {
-        let r = request("tools/list", json!({"_meta": meta("2026-07-28")}));
-        assert!(check(&r, &headers("2026-07-28", "TOOLS/LIST", None)).is_err());
+        let mut r = request("tools/list", json!({"_meta": meta("2026-07-28")}));
+        assert!(check(&mut r, &headers("2026-07-28", "TOOLS/LIST", None)).is_err());
     }
 
     #[test]
     fn mcp_name_is_decoded_before_comparing() {
-        let r = request(
+        let mut r = request(
             "tools/call",
             json!({"name": "héllo", "_meta": meta("2026-07-28")}),
         );
@@ -360,19 +363,19 @@ mod tests {
             "=?base64?{}?=",
             base64::engine::general_purpose::STANDARD.encode("héllo")
         );
-        assert!(check(&r, &headers("2026-07-28", "tools/call", Some(&encoded))).is_ok());
-        assert!(check(&r, &headers("2026-07-28", "tools/call", None)).is_err());
+        assert!(check(&mut r, &headers("2026-07-28", "tools/call", Some(&encoded))).is_ok());
+        assert!(check(&mut r, &headers("2026-07-28", "tools/call", None)).is_err());
     }
 
     #[test]
     fn an_mcp_name_that_is_not_ascii_is_invalid_not_missing() {
-        let r = request(
+        let mut r = request(
             "tools/call",
             json!({"name": "héllo", "_meta": meta("2026-07-28")}),
         );
         let mut h = headers("2026-07-28", "tools/call", None);
         h.name = Some(HeaderText::Invalid);
-        let e = check(&r, &h).expect_err("invalid");
+        let e = check(&mut r, &h).expect_err("invalid");
         assert_eq!(e.code.code(), -32020);
         assert!(
             e.message.contains("Mcp-Name header is not valid") && e.message.contains("base64"),
@@ -382,12 +385,30 @@ mod tests {
     }
 
     #[test]
+    fn the_declared_capabilities_move_into_the_envelope_and_the_rest_of_meta_stays() {
+        let mut r = request(
+            "tools/list",
+            json!({"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+                "acme/trace": "t-1",
+            }}),
+        );
+        let envelope = check_modern(&mut r, None).expect("valid");
+        assert!(envelope.meta().client_capabilities.has("sampling"));
+        assert_eq!(
+            r.params.expect("params")["_meta"],
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "acme/trace": "t-1"})
+        );
+    }
+
+    #[test]
     fn initialize_is_a_removed_method_even_without_meta_and_names_the_versions() {
-        let r = request(
+        let mut r = request(
             "initialize",
             json!({"protocolVersion": "2025-11-25", "capabilities": {}}),
         );
-        let e = check_modern(&r, None).expect_err("removed");
+        let e = check_modern(&mut r, None).expect_err("removed");
         assert_eq!(e.code.code(), -32601);
         assert_eq!(e.data, Some(json!({"supported": ["2026-07-28"]})));
     }

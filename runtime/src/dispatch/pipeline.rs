@@ -414,7 +414,7 @@ mod tests {
         capture_logs();
         let catalog = Catalog::builder().method(Arc::new(Asks)).build();
         let tenant = Arc::new(Tenant::new("t", catalog));
-        let request = Request {
+        let mut request = Request {
             id: RequestId::Number(1.into()),
             method: "acme/asks".into(),
             params: json!({"_meta": {
@@ -424,7 +424,7 @@ mod tests {
             .as_object()
             .cloned(),
         };
-        let envelope = check_modern(&request, None).expect("a modern request");
+        let envelope = check_modern(&mut request, None).expect("a modern request");
         let call = Call::modern(
             Caller::new(tenant, Principal::anonymous()),
             request,

@@ -113,10 +113,14 @@ pub fn legacy_progress_token(params: Option<&Map<String, Value>>) -> Option<Valu
 impl RequestMeta {
     /// Reads the envelope. `Ok(None)` when there is no `_meta` protocol version at all (the
     /// caller decides whether that is a legacy request or a malformed modern one).
+    ///
+    /// The declared capabilities are moved out of `_meta`, not copied: a client that declares
+    /// many would otherwise have them copied on every request. The handler reads them from its
+    /// context; the rest of `_meta` stays where it was.
     pub fn from_params(
-        params: Option<&Map<String, Value>>,
+        params: Option<&mut Map<String, Value>>,
     ) -> Result<Option<RequestMeta>, McpError> {
-        let Some(meta) = params.and_then(|p| p.get("_meta")) else {
+        let Some(meta) = params.and_then(|p| p.get_mut("_meta")) else {
             return Ok(None);
         };
         let Value::Object(meta) = meta else {
@@ -130,10 +134,9 @@ impl RequestMeta {
                 "_meta[\"{PROTOCOL_VERSION}\"] must be a string"
             )));
         };
-        let client_capabilities = match meta.get(CLIENT_CAPABILITIES) {
-            Some(Value::Object(caps)) => {
-                ClientCapabilities::declared(caps.clone(), CAPABILITIES_FIELD)?
-            }
+        let version = version.clone();
+        let client_capabilities = match meta.remove(CLIENT_CAPABILITIES) {
+            Some(Value::Object(caps)) => ClientCapabilities::declared(caps, CAPABILITIES_FIELD)?,
             Some(_) => {
                 return Err(McpError::invalid_params(format!(
                     "_meta[\"{CLIENT_CAPABILITIES}\"] must be an object"
@@ -167,7 +170,7 @@ impl RequestMeta {
             }
         };
         Ok(Some(RequestMeta {
-            protocol_version: version.clone(),
+            protocol_version: version,
             client_capabilities,
             client_info: meta.get(CLIENT_INFO).cloned(),
             log_level,
@@ -177,12 +180,11 @@ impl RequestMeta {
 
     /// The envelope is required on modern requests: absent `_meta`, or one without a version,
     /// is malformed.
-    pub fn require(params: Option<&Map<String, Value>>) -> Result<RequestMeta, McpError> {
+    pub fn require(params: Option<&mut Map<String, Value>>) -> Result<RequestMeta, McpError> {
+        let absent = params.as_ref().and_then(|p| p.get("_meta")).is_none();
         match Self::from_params(params)? {
             Some(meta) => Ok(meta),
-            None if params.and_then(|p| p.get("_meta")).is_none() => {
-                Err(McpError::invalid_params("Missing required params._meta"))
-            }
+            None if absent => Err(McpError::invalid_params("Missing required params._meta")),
             None => Err(McpError::invalid_params(format!(
                 "Missing required _meta[\"{PROTOCOL_VERSION}\"]"
             ))),
@@ -201,9 +203,9 @@ mod tests {
 
     #[test]
     fn missing_client_capabilities_is_invalid_params() {
-        let p = params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28"}}));
+        let mut p = params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28"}}));
         assert_eq!(
-            RequestMeta::require(Some(&p))
+            RequestMeta::require(Some(&mut p))
                 .expect_err("invalid")
                 .code
                 .code(),
@@ -221,18 +223,19 @@ mod tests {
 
     #[test]
     fn missing_client_info_is_accepted() {
-        let p = params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}}));
-        let meta = RequestMeta::require(Some(&p)).expect("valid");
+        let mut p =
+            params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}}));
+        let meta = RequestMeta::require(Some(&mut p)).expect("valid");
         assert!(meta.client_info.is_none());
     }
 
     #[test]
     fn an_unknown_log_level_is_invalid_params() {
-        let p = params(
+        let mut p = params(
             json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}, LOG_LEVEL: "loud"}}),
         );
         assert_eq!(
-            RequestMeta::require(Some(&p))
+            RequestMeta::require(Some(&mut p))
                 .expect_err("invalid")
                 .code
                 .code(),

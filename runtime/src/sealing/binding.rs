@@ -15,6 +15,7 @@
 //! (tenant `ab` + principal `c` is not tenant `a` + principal `bc`).
 
 use std::fmt;
+use std::sync::LazyLock;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -64,14 +65,21 @@ impl fmt::Debug for ArgsDigest {
 /// The rendering is streamed into the hasher; nothing is copied. Objects whose keys already
 /// iterate in order (always, unless `serde_json`'s `preserve_order` is on) need no sorting
 /// at all. Recursion follows the value's depth, which `serde_json`'s parser caps at 128.
+/// No arguments at all, the usual case of a tool that only asks, take the digest of `{}`
+/// computed once per process.
 #[must_use]
 pub fn args_digest(args: Option<&Value>) -> ArgsDigest {
-    let mut hasher = Sha256::new();
+    static NO_ARGUMENTS: LazyLock<ArgsDigest> =
+        LazyLock::new(|| ArgsDigest(Sha256::digest(b"{}").into()));
     match args {
-        None | Some(Value::Null) => hasher.update(b"{}"),
-        Some(value) => write_canonical(&mut hasher, value),
+        None | Some(Value::Null) => *NO_ARGUMENTS,
+        Some(Value::Object(map)) if map.is_empty() => *NO_ARGUMENTS,
+        Some(value) => {
+            let mut hasher = Sha256::new();
+            write_canonical(&mut hasher, value);
+            ArgsDigest(hasher.finalize().into())
+        }
     }
-    ArgsDigest(hasher.finalize().into())
 }
 
 fn write_canonical(h: &mut Sha256, value: &Value) {

@@ -12,13 +12,14 @@
 //! (wrong key, wrong shape) means "ask again", never an error: that is what
 //! `input-required-result-missing-input-response` expects.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use roundtrip_runtime::handler::{
     fn_prompt, fn_tool, Context, InputRequired, Prompt, PromptDescriptor, PromptOutcome, Tool,
     ToolDescriptor, ToolOutcome,
 };
 use roundtrip_runtime::protocol::content::Content;
+use roundtrip_runtime::protocol::input::InputRequest;
 use roundtrip_runtime::protocol::result::{CallToolResult, GetPromptResult, PromptMessage};
 use roundtrip_runtime::protocol::{ClientCapabilities, ElicitAction, InputResponse};
 use serde::{Deserialize, Serialize};
@@ -32,6 +33,32 @@ const TAMPER_STATE: &str = "integrity-protected";
 const MULTIPLE_STATE: &str = "multiple-inputs";
 /// Handler state of `test_input_required_result_capabilities`.
 const CAPABILITY_STATE: &str = "capability-gated";
+
+/// The fixtures' fixed questions, each built once and serialised the first time it is sent,
+/// as `greet`'s are (`catalogs/examples.rs`): a round 1 hands out a shared handle instead of
+/// building, writing and dropping its form again. Only a question whose text changes (the
+/// color question names the user) is built per round.
+static ASK_NAME: LazyLock<InputRequest> = LazyLock::new(|| {
+    InputRequest::elicit_form("What is your name?", one_field_form("name", "string"))
+});
+static CONFIRM: LazyLock<InputRequest> =
+    LazyLock::new(|| InputRequest::elicit_form("Please confirm", one_field_form("ok", "boolean")));
+static CAPITAL_QUESTION: LazyLock<InputRequest> =
+    LazyLock::new(|| InputRequest::sample_text("What is the capital of France?", 100));
+static GREETING: LazyLock<InputRequest> =
+    LazyLock::new(|| InputRequest::sample_text("Write a one-line greeting.", 50));
+static SAY_HELLO: LazyLock<InputRequest> =
+    LazyLock::new(|| InputRequest::sample_text("Say hello", 50));
+static ANYTHING_TO_ADD: LazyLock<InputRequest> = LazyLock::new(|| {
+    InputRequest::elicit_form("Anything to add?", one_field_form("note", "string"))
+});
+static PROMPT_CONTEXT: LazyLock<InputRequest> = LazyLock::new(|| {
+    InputRequest::elicit_form(
+        "What context should the prompt include?",
+        one_field_form("context", "string"),
+    )
+});
+static ROOTS: LazyLock<InputRequest> = LazyLock::new(InputRequest::list_roots);
 
 pub(super) fn tools() -> Vec<Arc<dyn Tool>> {
     vec![
@@ -110,7 +137,7 @@ fn one_field_form(field: &str, kind: &str) -> Value {
 }
 
 fn ask_name(ir: InputRequired, key: &str) -> InputRequired {
-    ir.elicit(key, "What is your name?", one_field_form("name", "string"))
+    ir.request(key, ASK_NAME.clone())
 }
 
 /// `user_name` answered with a name completes; anything else asks again. Needs no state:
@@ -138,7 +165,7 @@ fn sampling(ctx: &Context) -> ToolOutcome {
     {
         Some(text) => CallToolResult::text(format!("The model answered: {text}")).into(),
         None => InputRequired::new()
-            .sample_text("capital_question", "What is the capital of France?", 100)
+            .request("capital_question", CAPITAL_QUESTION.clone())
             .into(),
     }
 }
@@ -154,7 +181,9 @@ fn list_roots(ctx: &Context) -> ToolOutcome {
             root_uris(roots)
         ))
         .into(),
-        None => InputRequired::new().list_roots("client_roots").into(),
+        None => InputRequired::new()
+            .request("client_roots", ROOTS.clone())
+            .into(),
     }
 }
 
@@ -185,7 +214,7 @@ fn confirm_with_state(ctx: &Context, state: &str, done: &str) -> ToolOutcome {
         (true, Some(ElicitAction::Accept)) => CallToolResult::text(done).into(),
         (true, Some(_)) => CallToolResult::text("Not confirmed.").into(),
         _ => InputRequired::new()
-            .elicit("confirm", "Please confirm", one_field_form("ok", "boolean"))
+            .request("confirm", CONFIRM.clone())
             .state(state)
             .into(),
     }
@@ -214,8 +243,8 @@ fn multiple_inputs(ctx: &Context) -> ToolOutcome {
         ))
         .into(),
         _ => ask_name(InputRequired::new(), "user_name")
-            .sample_text("greeting", "Write a one-line greeting.", 50)
-            .list_roots("client_roots")
+            .request("greeting", GREETING.clone())
+            .request("client_roots", ROOTS.clone())
             .state(MULTIPLE_STATE)
             .into(),
     }
@@ -276,13 +305,13 @@ fn ask_color(name: String) -> ToolOutcome {
 fn declared_requests(caps: &ClientCapabilities) -> InputRequired {
     let mut ir = InputRequired::new();
     if caps.has("sampling") {
-        ir = ir.sample_text("sample", "Say hello", 50);
+        ir = ir.request("sample", SAY_HELLO.clone());
     }
     if caps.allows_form_elicitation() {
-        ir = ir.elicit("ask", "Anything to add?", one_field_form("note", "string"));
+        ir = ir.request("ask", ANYTHING_TO_ADD.clone());
     }
     if caps.has("roots") {
-        ir = ir.list_roots("roots");
+        ir = ir.request("roots", ROOTS.clone());
     }
     ir
 }
@@ -318,11 +347,7 @@ fn capabilities(ctx: &Context) -> ToolOutcome {
 fn prompt_with_context(ctx: &Context) -> PromptOutcome {
     let Some(answer) = ctx.input_response("user_context") else {
         return InputRequired::new()
-            .elicit(
-                "user_context",
-                "What context should the prompt include?",
-                one_field_form("context", "string"),
-            )
+            .request("user_context", PROMPT_CONTEXT.clone())
             .into();
     };
     let text = match answer.content_str("context") {

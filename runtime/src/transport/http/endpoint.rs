@@ -306,7 +306,7 @@ fn accept_notification(
 /// answered with one JSON body, or with SSE when it may notify and the client reads SSE.
 async fn modern(
     headers: Headers<'_>,
-    request: Request,
+    mut request: Request,
     (tenant, principal, client): (Arc<Tenant>, Principal, Option<IpAddr>),
     service: &Arc<McpService>,
     dispatcher: &WorkerDispatcher,
@@ -317,7 +317,7 @@ async fn modern(
     let principal_id = principal.id_arc();
     let caller = Caller::new(tenant.clone(), principal).calling_from(client);
     let envelope = envelope::check_modern(
-        &request,
+        &mut request,
         Some(HttpCheck {
             headers: &mcp_headers,
             catalog: &caller.catalog,

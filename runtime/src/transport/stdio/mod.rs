@@ -217,7 +217,7 @@ impl Server {
         }
     }
 
-    async fn request(&mut self, request: Request, permit: Permit) {
+    async fn request(&mut self, mut request: Request, permit: Permit) {
         let id = request.id.clone();
         if self.owed.contains(&id) {
             let e = McpError::invalid_request(format!("Request id {id} is already in use"));
@@ -244,7 +244,7 @@ impl Server {
             }
         }
         // Modern, or neither: the envelope checks say what is wrong with the latter.
-        let envelope = match check_modern(&request, None) {
+        let envelope = match check_modern(&mut request, None) {
             Ok(envelope) => envelope,
             Err(mut e) => {
                 if !modern && e.data.is_none() {
