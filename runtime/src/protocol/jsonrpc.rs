@@ -176,6 +176,39 @@ fn not_a_message(why: &'static str) -> Malformed {
     }
 }
 
+/// The scalar `visit_*` methods of a visitor to which every scalar (a boolean, a number,
+/// null and, with `strings too`, a string) means the same value.
+macro_rules! scalars_are {
+    ($other:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+    };
+    ($other:expr, strings too) => {
+        scalars_are!($other);
+
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+    };
+}
+
 /// A body's top-level JSON value, as far as classification needs it.
 enum Body {
     Object(Members),
@@ -289,29 +322,7 @@ impl<'de> Visitor<'de> for BodyVisitor {
         Ok(Body::Array)
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Body, E> {
-        Ok(Body::Other)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Body, E> {
-        Ok(Body::Other)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Body, E> {
-        Ok(Body::Other)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Body, E> {
-        Ok(Body::Other)
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Body, E> {
-        Ok(Body::Other)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Body, E> {
-        Ok(Body::Other)
-    }
+    scalars_are!(Body::Other, strings too);
 }
 
 /// `jsonrpc`, read without keeping it: whether it is exactly the string `"2.0"`. Any other
@@ -347,25 +358,7 @@ impl<'de> Visitor<'de> for JsonrpcVersionVisitor {
         Ok(JsonrpcVersion(false))
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<JsonrpcVersion, E> {
-        Ok(JsonrpcVersion(false))
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<JsonrpcVersion, E> {
-        Ok(JsonrpcVersion(false))
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<JsonrpcVersion, E> {
-        Ok(JsonrpcVersion(false))
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<JsonrpcVersion, E> {
-        Ok(JsonrpcVersion(false))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<JsonrpcVersion, E> {
-        Ok(JsonrpcVersion(false))
-    }
+    scalars_are!(JsonrpcVersion(false));
 }
 
 impl<'de> Deserialize<'de> for Params {
@@ -412,29 +405,7 @@ impl<'de> Visitor<'de> for ParamsVisitor {
         Ok(Params::Other)
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Params, E> {
-        Ok(Params::Other)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Params, E> {
-        Ok(Params::Other)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Params, E> {
-        Ok(Params::Other)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Params, E> {
-        Ok(Params::Other)
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Params, E> {
-        Ok(Params::Other)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Params, E> {
-        Ok(Params::Other)
-    }
+    scalars_are!(Params::Other, strings too);
 }
 
 /// Inserts `key` unless it is already there; gives the key back if it was.
