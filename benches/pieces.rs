@@ -31,11 +31,11 @@ fn envelope(c: &mut Criterion) {
     };
     c.bench_function("envelope/parse_and_check", |b| {
         b.iter(|| {
-            let Ok(Incoming::Request(request)) = Incoming::parse(black_box(ECHO_BODY)) else {
+            let Ok(Incoming::Request(mut request)) = Incoming::parse(black_box(ECHO_BODY)) else {
                 panic!("the echo body is a request")
             };
             let checked = envelope::check_modern(
-                &request,
+                &mut request,
                 Some(HttpCheck {
                     headers: &headers,
                     catalog: &catalog,

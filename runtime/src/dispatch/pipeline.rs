@@ -245,7 +245,9 @@ async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig)
         m if legacy && stamp::may_require_input(m) => {
             let params = call.request.params.take();
             match &call.shim {
-                Some(s) => shim::run(call, params, s).await,
+                // Boxed: a legacy flow's future is the largest of these, and unboxed it would
+                // set the size of every request's pipeline future, which is moved into a box.
+                Some(s) => Box::pin(shim::run(call, params, s)).await,
                 // Only a session gives a legacy request a way to its client.
                 None => Err(shim::refused(NoRelay::NoStream)),
             }

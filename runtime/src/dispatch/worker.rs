@@ -151,12 +151,15 @@ impl WorkerState {
                 Box::pin(dispatch(call, protection, config)),
                 yielding,
             )),
+            // Boxed too, though rare: unboxed, the whole pipeline inside it would make the
+            // returned future that size on the usual path as well, and the transport moves
+            // it twice per request (about 2.3 KB a move, measured with a uprobe on memmove).
             None => {
                 let key_manager = self.0.key_manager.clone();
                 let rotation = self.0.rotation.clone();
                 // On a task of its own, under the span current here: the request's span,
                 // made inside, stays the child of the one the transport runs it under.
-                Either::Right(on_its_own_task(
+                Either::Right(Box::pin(on_its_own_task(
                     async move {
                         match fetch_ring(key_manager.zip(rotation), &call, &config).await {
                             Some(protection) => dispatch(call, protection, config).await,
@@ -167,7 +170,7 @@ impl WorkerState {
                         }
                     }
                     .in_current_span(),
-                ))
+                )))
             }
         }
     }
