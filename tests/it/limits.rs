@@ -47,16 +47,16 @@ async fn a_handler_slower_than_the_request_timeout_is_an_internal_error() {
     server.stop().await;
 }
 
-#[actix_web::test]
-async fn a_body_that_stalls_past_the_body_timeout_is_408_with_a_json_rpc_error() {
+/// What a server with a 300 ms body timeout answers a head that promises 1000 bytes of
+/// body, of which only `sent` arrive.
+async fn stalled_body_reply(sent: &'static str) -> String {
     let server = Server::start_with(|c| c.http.body_timeout_ms = 300).await;
     let addr = server.addr;
-    // A slow-loris body: the head promises 1000 bytes, then only a few arrive.
     let raw = actix_web::rt::task::spawn_blocking(move || {
         let mut socket = TcpStream::connect(addr).expect("connect");
         socket.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
         let head = format!(
-            "POST /t/{LAB}/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\":"
+            "POST /t/{LAB}/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{sent}"
         );
         socket.write_all(head.as_bytes()).expect("write");
         let mut reply = Vec::new();
@@ -74,9 +74,25 @@ async fn a_body_that_stalls_past_the_body_timeout_is_408_with_a_json_rpc_error()
     })
     .await
     .expect("the probe thread");
+    server.stop().await;
+    raw
+}
+
+fn assert_body_timed_out(raw: &str) {
     assert!(raw.starts_with("HTTP/1.1 408"), "{raw}");
     let body = raw.split("\r\n\r\n").nth(1).expect("a body");
     let error: Value = serde_json::from_str(body).expect("a JSON-RPC error body");
     assert_eq!(error["error"]["code"], -31008, "{error}");
-    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_body_that_stalls_past_the_body_timeout_is_408_with_a_json_rpc_error() {
+    // A slow-loris body: a few bytes arrive with the head, then nothing.
+    assert_body_timed_out(&stalled_body_reply("{\"jsonrpc\":").await);
+}
+
+#[actix_web::test]
+async fn a_body_that_never_starts_is_408_too() {
+    // Only the head: no byte of the body ever arrives to wake the read.
+    assert_body_timed_out(&stalled_body_reply("").await);
 }

@@ -123,19 +123,19 @@ async fn guarded(
     config: &RuntimeConfig,
     timeout: Duration,
 ) -> Reply {
+    if call.cancel.is_cancelled() {
+        return Reply::Cancelled;
+    }
     let cancel = call.cancel.clone();
     // Named in the logs below: the request's span may be off (debug) at the log level.
     let tenant = call.tenant.slug_arc();
     let work = AssertUnwindSafe(route(call, protection, config)).catch_unwind();
     let mut work = std::pin::pin!(tokio::time::timeout(timeout, work));
+    // The work first: most requests complete at their first poll, and then the cancellation
+    // is never waited on (waiting registers with the token, under its lock, and unregisters
+    // when dropped). A request cancelled before it began was answered above.
     tokio::select! {
         biased;
-        _ = cancel.cancelled() => {
-            // The client is gone. The handler may still be cleaning up after
-            // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
-            let _ = tokio::time::timeout(config.cancel_grace, &mut work).await;
-            Reply::Cancelled
-        }
         r = &mut work => match r {
             Ok(Ok(reply)) => reply,
             Ok(Err(panic)) => {
@@ -148,6 +148,12 @@ async fn guarded(
                 Reply::Error(McpError::internal("Internal error: request timed out"))
             }
         },
+        _ = cancel.cancelled() => {
+            // The client is gone. The handler may still be cleaning up after
+            // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
+            let _ = tokio::time::timeout(config.cancel_grace, &mut work).await;
+            Reply::Cancelled
+        }
     }
 }
 
@@ -346,6 +352,7 @@ async fn custom(call: &Call, method: &str) -> Result<Map<String, Value>, McpErro
 #[cfg(test)]
 mod tests {
     use std::io::Write;
+    use std::sync::atomic::AtomicBool;
 
     use async_trait::async_trait;
     use tokio_util::sync::CancellationToken;
@@ -411,14 +418,29 @@ mod tests {
         CAPTURED.with(|c| c.borrow_mut().clear());
     }
 
-    #[actix_rt::test]
-    async fn input_required_from_a_custom_method_is_an_internal_error_and_a_log_line() {
-        capture_logs();
-        let catalog = Catalog::builder().method(Arc::new(Asks)).build();
+    /// A custom method that notes that it ran.
+    struct Runs(Arc<AtomicBool>);
+
+    #[async_trait(?Send)]
+    impl MethodHandler for Runs {
+        fn method(&self) -> &str {
+            "acme/runs"
+        }
+
+        async fn handle(&self, _ctx: Context, _params: Map<String, Value>) -> MethodOutcome {
+            self.0.store(true, Ordering::Relaxed);
+            Ok(Outcome::Complete(json!({})))
+        }
+    }
+
+    /// A modern call of `handler`'s method, cancelled through `cancel`.
+    fn call_of(handler: Arc<dyn MethodHandler>, cancel: CancellationToken) -> Call {
+        let method = handler.method().to_owned();
+        let catalog = Catalog::builder().method(handler).build();
         let tenant = Arc::new(Tenant::new("t", catalog));
         let mut request = Request {
             id: RequestId::Number(1.into()),
-            method: "acme/asks".into(),
+            method,
             params: json!({"_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
@@ -427,13 +449,36 @@ mod tests {
             .cloned(),
         };
         let envelope = check_modern(&mut request, None).expect("a modern request");
-        let call = Call::modern(
+        Call::modern(
             Caller::new(tenant, Principal::anonymous()),
             request,
             envelope,
             None,
-            CancellationToken::new(),
-        );
+            cancel,
+        )
+    }
+
+    #[actix_rt::test]
+    async fn a_request_cancelled_before_it_runs_is_cancelled_and_its_handler_never_runs() {
+        let ran = Arc::new(AtomicBool::new(false));
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let call = call_of(Arc::new(Runs(ran.clone())), cancel);
+        let reply = dispatch(
+            call,
+            Protection::PassThrough,
+            Arc::new(RuntimeConfig::default()),
+        )
+        .await;
+
+        assert!(matches!(reply, Reply::Cancelled), "{reply:?}");
+        assert!(!ran.load(Ordering::Relaxed));
+    }
+
+    #[actix_rt::test]
+    async fn input_required_from_a_custom_method_is_an_internal_error_and_a_log_line() {
+        capture_logs();
+        let call = call_of(Arc::new(Asks), CancellationToken::new());
         let reply = dispatch(
             call,
             Protection::PassThrough,
