@@ -204,11 +204,13 @@ async fn a_key_with_a_malformed_allow_list_is_corrupt(db: &Db) {
 async fn an_audit_event_with_an_unknown_outcome_is_corrupt(db: &Db) {
     let store = db.store();
     store
-        .append_audit(&[event("acme", 10, "echo", AuditOutcome::Complete)])
+        .append_audit(&[event("acme", 10, "echo", AuditOutcome::InputRequired)])
         .await
         .expect("the event is appended");
-    db.execute("UPDATE audit_batches SET events = replace(events, '\"complete\"', '\"maybe\"')")
-        .await;
+    db.execute(
+        "UPDATE audit_batches SET events = replace(events, '\"input_required\"', '\"maybe\"')",
+    )
+    .await;
     let filter = AuditFilter {
         limit: 10,
         ..AuditFilter::default()
