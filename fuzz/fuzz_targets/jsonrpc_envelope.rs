@@ -13,8 +13,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(Incoming::Request(request)) = Incoming::parse(data) else {
         return;
     };
-    let _ = RequestMeta::from_params(request.params.as_ref());
-    let _ = check_modern(&request, None);
+    // Each check on its own copy: reading the envelope moves the capabilities out of it.
+    let _ = RequestMeta::from_params(request.clone().params.as_mut());
+    let _ = check_modern(&mut request.clone(), None);
     // The headers a correct client would send, and the body's own text as a header value.
     let text = String::from_utf8_lossy(data);
     let _ = decode_header_value(&text);
@@ -26,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let catalog = Catalog::builder().build();
     let _ = check_modern(
-        &request,
+        &mut request.clone(),
         Some(HttpCheck {
             headers: &headers,
             catalog: &catalog,

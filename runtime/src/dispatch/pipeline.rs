@@ -132,8 +132,9 @@ async fn guarded(
     let work = AssertUnwindSafe(route(call, protection, config)).catch_unwind();
     let mut work = std::pin::pin!(tokio::time::timeout(timeout, work));
     // The work first: most requests complete at their first poll, and then the cancellation
-    // is never waited on (waiting registers with the token, under its lock, and unregisters
-    // when dropped). A request cancelled before it began was answered above.
+    // is never waited on (waiting registers a waiter with the token's `Notify`, under its
+    // lock, and removes it when dropped). A request cancelled before it began was answered
+    // above.
     tokio::select! {
         biased;
         r = &mut work => match r {

@@ -180,11 +180,12 @@ impl RequestMeta {
 
     /// The envelope is required on modern requests: absent `_meta`, or one without a version,
     /// is malformed.
-    pub fn require(params: Option<&mut Map<String, Value>>) -> Result<RequestMeta, McpError> {
-        let absent = params.as_ref().and_then(|p| p.get("_meta")).is_none();
-        match Self::from_params(params)? {
+    pub fn require(mut params: Option<&mut Map<String, Value>>) -> Result<RequestMeta, McpError> {
+        match Self::from_params(params.as_deref_mut())? {
             Some(meta) => Ok(meta),
-            None if absent => Err(McpError::invalid_params("Missing required params._meta")),
+            None if params.and_then(|p| p.get("_meta")).is_none() => {
+                Err(McpError::invalid_params("Missing required params._meta"))
+            }
             None => Err(McpError::invalid_params(format!(
                 "Missing required _meta[\"{PROTOCOL_VERSION}\"]"
             ))),

@@ -41,7 +41,7 @@ struct Stored<'a> {
     #[serde(
         rename = "k",
         alias = "kind",
-        default = "call",
+        default = "default_kind",
         skip_serializing_if = "is_call"
     )]
     kind: AuditKind,
@@ -57,7 +57,7 @@ struct Stored<'a> {
     #[serde(
         rename = "o",
         alias = "outcome",
-        default = "complete",
+        default = "default_outcome",
         skip_serializing_if = "is_complete"
     )]
     outcome: AuditOutcome,
@@ -84,7 +84,7 @@ struct Stored<'a> {
     latency_us: Option<i64>,
 }
 
-fn call() -> AuditKind {
+fn default_kind() -> AuditKind {
     AuditKind::Call
 }
 
@@ -92,7 +92,7 @@ fn is_call(kind: &AuditKind) -> bool {
     *kind == AuditKind::Call
 }
 
-fn complete() -> AuditOutcome {
+fn default_outcome() -> AuditOutcome {
     AuditOutcome::Complete
 }
 
