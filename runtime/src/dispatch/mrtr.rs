@@ -236,6 +236,22 @@ pub(crate) fn check_answers(
     }
 }
 
+/// [`target_and_arguments`] of params the caller owns: the target copied, the arguments
+/// moved out (empty when absent or null) rather than copied, and the rest of the params
+/// dropped.
+pub(crate) fn take_target_and_arguments(
+    method: &str,
+    mut params: Map<String, Value>,
+) -> Result<(String, Map<String, Value>), McpError> {
+    let target = target_and_arguments(method, &params)?.0.to_owned();
+    // Checked just above: absent, null or an object.
+    let arguments = match params.remove("arguments") {
+        Some(Value::Object(arguments)) => arguments,
+        _ => Map::new(),
+    };
+    Ok((target, arguments))
+}
+
 /// A call's target and arguments, borrowed from its params.
 pub(crate) type Targeted<'p> = (&'p str, Option<&'p Map<String, Value>>);
 

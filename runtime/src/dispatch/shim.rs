@@ -73,16 +73,8 @@ async fn flow(
     rounds: &mut u32,
 ) -> Result<Map<String, Value>, McpError> {
     let method = call.request.method.as_str();
-    let mut params = params.unwrap_or_default();
-    let (target, _) = mrtr::target_and_arguments(method, &params)?;
-    let target = target.to_owned();
-    // Checked above: absent, null or an object. Moved out, not copied; the rest of params
-    // is dropped here, since a flow lasts as long as its user takes.
-    let arguments = match params.remove("arguments") {
-        Some(Value::Object(arguments)) => arguments,
-        _ => Map::new(),
-    };
-    drop(params);
+    // Only the target and the arguments are kept: a flow lasts as long as its user takes.
+    let (target, arguments) = mrtr::take_target_and_arguments(method, params.unwrap_or_default())?;
     tracing::Span::current().record("target", target.as_str());
 
     let mut answers = InputResponses::new();

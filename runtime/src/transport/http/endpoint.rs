@@ -242,15 +242,14 @@ async fn read_body(payload: web::Payload, service: &McpService) -> Result<web::B
     let mut read = std::pin::pin!(payload.to_bytes_limited(limit));
     let read = match by_second_poll(read.as_mut()).await {
         Some(read) => read,
-        None => match tokio::time::timeout(service.http.body_timeout, read).await {
-            Ok(read) => read,
-            Err(_) => {
-                return Err(refused(McpError::new(
+        None => tokio::time::timeout(service.http.body_timeout, read)
+            .await
+            .map_err(|_| {
+                refused(McpError::new(
                     ErrorCode::RequestTimeout,
                     "Request body timed out",
-                )))
-            }
-        },
+                ))
+            })?,
     };
     match read {
         Err(_) => Err(refused(McpError::new(
