@@ -10,6 +10,7 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::FutureExt;
@@ -85,7 +86,7 @@ pub(crate) fn dispatch(
             Admission::Pending(verdict) => verdict.await,
         };
         let reply = match admitted {
-            Ok(()) => guarded(&mut call, &protection, &config, timeout).await,
+            Ok(()) => guarded(&mut call, &protection, &config, (started, timeout)).await,
             Err(Refusal::OverLimit(wait)) => {
                 config.metrics.record_rate_limited(call.tenant.slug_arc());
                 Reply::Error(McpError::rate_limited(wait))
@@ -116,12 +117,13 @@ pub(crate) fn dispatch(
 }
 
 /// Routes `call` under its timeout, its cancellation (with a grace for the handler to clean
-/// up) and panic capture.
+/// up) and panic capture. `started` is when the request's dispatch began: the timeout counts
+/// from there.
 async fn guarded(
     call: &mut Call,
     protection: &Protection,
     config: &RuntimeConfig,
-    timeout: Duration,
+    (started, timeout): (Instant, Duration),
 ) -> Reply {
     if call.cancel.is_cancelled() {
         return Reply::Cancelled;
@@ -129,33 +131,46 @@ async fn guarded(
     let cancel = call.cancel.clone();
     // Named in the logs below: the request's span may be off (debug) at the log level.
     let tenant = call.tenant.slug_arc();
-    let work = AssertUnwindSafe(route(call, protection, config)).catch_unwind();
-    let mut work = std::pin::pin!(tokio::time::timeout(timeout, work));
-    // The work first: most requests complete at their first poll, and then the cancellation
-    // is never waited on (waiting registers a waiter with the token's `Notify`, under its
-    // lock, and removes it when dropped). A request cancelled before it began was answered
-    // above.
-    tokio::select! {
-        biased;
-        r = &mut work => match r {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(panic)) => {
-                let what = panic.downcast_ref::<&str>().map(|s| (*s).to_owned()).or_else(|| panic.downcast_ref::<String>().cloned());
-                tracing::error!(tenant = tenant.as_ref(), panic = what.as_deref().unwrap_or("<non-string panic>"), "handler panicked");
-                Reply::Error(McpError::internal("Internal error"))
+    let mut work = std::pin::pin!(AssertUnwindSafe(route(call, protection, config)).catch_unwind());
+    // The work's first poll on its own: most requests complete there, and then they need
+    // neither a timer (a clock read, a timer entry made and dropped) nor a waiter on the
+    // cancellation (registered with the token's `Notify` under its lock, and removed). A
+    // request cancelled before it began was answered above.
+    let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+    let ran = match first {
+        Poll::Ready(ran) => ran,
+        Poll::Pending => {
+            let left = timeout.saturating_sub(started.elapsed());
+            tokio::select! {
+                biased;
+                r = tokio::time::timeout(left, work.as_mut()) => match r {
+                    Ok(ran) => ran,
+                    Err(_) => {
+                        tracing::warn!(tenant = tenant.as_ref(), timeout_ms = config.request_timeout.as_millis() as u64, "request timed out");
+                        return Reply::Error(McpError::internal("Internal error: request timed out"));
+                    }
+                },
+                _ = cancel.cancelled() => {
+                    // The client is gone. The handler may still be cleaning up after
+                    // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
+                    let _ = tokio::time::timeout(config.cancel_grace, work.as_mut()).await;
+                    return Reply::Cancelled;
+                }
             }
-            Err(_) => {
-                tracing::warn!(tenant = tenant.as_ref(), timeout_ms = config.request_timeout.as_millis() as u64, "request timed out");
-                Reply::Error(McpError::internal("Internal error: request timed out"))
-            }
-        },
-        _ = cancel.cancelled() => {
-            // The client is gone. The handler may still be cleaning up after
-            // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
-            let _ = tokio::time::timeout(config.cancel_grace, &mut work).await;
-            Reply::Cancelled
         }
-    }
+    };
+    ran.unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned());
+        tracing::error!(
+            tenant = tenant.as_ref(),
+            panic = what.as_deref().unwrap_or("<non-string panic>"),
+            "handler panicked"
+        );
+        Reply::Error(McpError::internal("Internal error"))
+    })
 }
 
 /// The rate limits' verdict on `call`, or the question to await for it.
@@ -286,14 +301,15 @@ async fn round(
     protection: &Protection,
     config: &RuntimeConfig,
 ) -> Result<StampedResult, McpError> {
-    let answers = call
+    let moved = call
         .request
         .params
         .as_mut()
-        .and_then(|p| p.remove("inputResponses"));
+        .map(|p| (p.remove("arguments"), p.remove("inputResponses")))
+        .unwrap_or_default();
     match mrtr::run(
         call,
-        answers,
+        moved,
         protection,
         config.max_rounds,
         config.replay.as_ref(),
