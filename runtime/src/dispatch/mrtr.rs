@@ -18,7 +18,7 @@ use crate::handler::{Arguments, Catalog, Context, HandlerError, InputRequired, O
 use crate::protocol::input::{parse_input_responses, InputResponses};
 use crate::protocol::result::{to_object, CallToolResult, InputRequiredResult};
 use crate::protocol::{AnswerSchemas, CheckError, ClientCapabilities, McpError, Mismatch};
-use crate::sealing::{args_digest, Binding, ReplayCache};
+use crate::sealing::{arguments_digest, Binding, ReplayCache};
 
 /// What the handler produced: a complete result before stamping, or an input-required result
 /// ready to write.
@@ -44,11 +44,13 @@ impl Completed {
 }
 
 /// Runs one round of an input-required-capable method.
-/// `input_responses` is the request's `params.inputResponses`, which the caller moved out of
-/// the request (only the handler reads the answers, so they are not copied).
+/// `arguments` and `input_responses` are the request's `params.arguments` and
+/// `params.inputResponses`, which the caller moved out of the request: the handler gets the
+/// arguments shared with the state's binding, and only it reads the answers, so neither is
+/// copied.
 pub(crate) async fn run(
     call: &Call,
-    input_responses: Option<Value>,
+    (arguments, input_responses): (Option<Value>, Option<Value>),
     protection: &Protection,
     max_rounds: u32,
     replay: &dyn ReplayCache,
@@ -56,7 +58,8 @@ pub(crate) async fn run(
     let no_params = Map::new();
     let params = call.request.params.as_ref().unwrap_or(&no_params);
     let method = call.request.method.as_str();
-    let (target, arguments) = target_and_arguments(method, params)?;
+    let target = target_of(method, params)?;
+    let arguments = Arc::new(arguments_of(arguments)?);
     tracing::Span::current().record("target", target);
     let input_responses = parse_input_responses(input_responses)?;
 
@@ -67,7 +70,7 @@ pub(crate) async fn run(
         principal: call.principal.id(),
         method,
         target,
-        args_digest: *digest.get_or_init(|| args_digest(params.get("arguments"))),
+        args_digest: *digest.get_or_init(|| arguments_digest(&arguments)),
     };
     let token = match params.get("requestState") {
         None | Some(Value::Null) => None,
@@ -104,7 +107,7 @@ pub(crate) async fn run(
     match run_handler(
         call,
         target,
-        arguments.cloned().unwrap_or_default(),
+        Arguments::shared(arguments.clone()),
         input_responses,
         opened.state,
         opened.round,
@@ -129,7 +132,7 @@ pub(crate) async fn run(
 pub(crate) async fn run_handler(
     call: &Call,
     target: &str,
-    arguments: Map<String, Value>,
+    arguments: Arguments,
     input_responses: InputResponses,
     state: Option<String>,
     round: u32,
@@ -236,55 +239,41 @@ pub(crate) fn check_answers(
     }
 }
 
-/// [`target_and_arguments`] of params the caller owns: the target copied, the arguments
+/// The target and the arguments of params the caller owns: the target copied, the arguments
 /// moved out (empty when absent or null) rather than copied, and the rest of the params
 /// dropped.
 pub(crate) fn take_target_and_arguments(
     method: &str,
     mut params: Map<String, Value>,
-) -> Result<(String, Map<String, Value>), McpError> {
-    let target = target_and_arguments(method, &params)?.0.to_owned();
-    // Checked just above: absent, null or an object.
-    let arguments = match params.remove("arguments") {
-        Some(Value::Object(arguments)) => arguments,
-        _ => Map::new(),
-    };
-    Ok((target, arguments))
+) -> Result<(String, Arguments), McpError> {
+    let target = target_of(method, &params)?.to_owned();
+    let arguments = arguments_of(params.remove("arguments"))?;
+    Ok((target, Arguments::new(arguments)))
 }
 
-/// A call's target and arguments, borrowed from its params.
-pub(crate) type Targeted<'p> = (&'p str, Option<&'p Map<String, Value>>);
-
-/// The name (or URI) the request targets and its arguments, checked and borrowed from its
-/// params: a caller that owns the params moves the arguments out instead of copying them.
-pub(crate) fn target_and_arguments<'p>(
-    method: &str,
-    params: &'p Map<String, Value>,
-) -> Result<Targeted<'p>, McpError> {
+/// The name (or URI) the request targets, checked and borrowed from its params.
+fn target_of<'p>(method: &str, params: &'p Map<String, Value>) -> Result<&'p str, McpError> {
     let key = crate::protocol::target_key(method).unwrap_or("name");
-    let target = match params.get(key) {
-        Some(Value::String(s)) => s.as_str(),
-        Some(_) => {
-            return Err(McpError::invalid_params(format!(
-                "params.{key} must be a string"
-            )))
-        }
-        None => {
-            return Err(McpError::invalid_params(format!(
-                "Missing required params.{key}"
-            )))
-        }
-    };
-    let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(a)) => Some(a),
-        Some(_) => {
-            return Err(McpError::invalid_params(
-                "params.arguments must be an object",
-            ))
-        }
-    };
-    Ok((target, arguments))
+    match params.get(key) {
+        Some(Value::String(s)) => Ok(s.as_str()),
+        Some(_) => Err(McpError::invalid_params(format!(
+            "params.{key} must be a string"
+        ))),
+        None => Err(McpError::invalid_params(format!(
+            "Missing required params.{key}"
+        ))),
+    }
+}
+
+/// A request's `params.arguments`, checked: an object, or empty when absent or null.
+fn arguments_of(arguments: Option<Value>) -> Result<Map<String, Value>, McpError> {
+    match arguments {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(a)) => Ok(a),
+        Some(_) => Err(McpError::invalid_params(
+            "params.arguments must be an object",
+        )),
+    }
 }
 
 type HandlerRun =
@@ -295,7 +284,7 @@ fn prepare(
     method: &str,
     catalog: &Arc<Catalog>,
     target: &str,
-    args: Map<String, Value>,
+    args: Arguments,
 ) -> Result<HandlerRun, McpError> {
     let offered = match method {
         "tools/call" => catalog.has_tools(),
@@ -312,7 +301,7 @@ fn prepare(
                 .ok_or_else(|| McpError::invalid_params(format!("Unknown tool: {target}")))?;
             let tool = tool.clone();
             Ok(Box::new(move |ctx| {
-                async move { map_outcome(tool.call(ctx, Arguments::new(args)).await, Completed::Tool) }
+                async move { map_outcome(tool.call(ctx, args).await, Completed::Tool) }
                     .boxed_local()
             }))
         }
@@ -324,14 +313,14 @@ fn prepare(
             if let Some(missing) = prompt
                 .descriptor()
                 .required_arguments()
-                .find(|a| !args.contains_key(*a))
+                .find(|a| args.get(a).is_none())
             {
                 return Err(McpError::invalid_params(format!(
                     "Missing required argument '{missing}' for prompt {target}"
                 )));
             }
             Ok(Box::new(move |ctx| {
-                async move { map_outcome(prompt.get(ctx, Arguments::new(args)).await, object) }
+                async move { map_outcome(prompt.get(ctx, args).await, object) }
                     .boxed_local()
             }))
         }

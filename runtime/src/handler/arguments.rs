@@ -1,18 +1,26 @@
 //! Tool and prompt arguments: the `arguments` object of the request, with typed getters whose
 //! errors are invalid-params errors.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::outcome::HandlerError;
 
 /// The `arguments` object of a `tools/call` or `prompts/get` request; empty when the request
-/// sent none.
+/// sent none. Shared, not copied: the runtime keeps the same object to bind a sealed state
+/// to, and a legacy flow hands it to every round's run.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Arguments(Map<String, Value>);
+pub struct Arguments(Arc<Map<String, Value>>);
 
 impl Arguments {
     /// Arguments from a request's `arguments` object (or a test's).
     pub fn new(map: Map<String, Value>) -> Self {
+        Self(Arc::new(map))
+    }
+
+    /// Arguments the runtime keeps too.
+    pub(crate) fn shared(map: Arc<Map<String, Value>>) -> Self {
         Self(map)
     }
 

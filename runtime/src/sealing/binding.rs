@@ -69,17 +69,28 @@ impl fmt::Debug for ArgsDigest {
 /// computed once per process.
 #[must_use]
 pub fn args_digest(args: Option<&Value>) -> ArgsDigest {
-    static NO_ARGUMENTS: LazyLock<ArgsDigest> =
-        LazyLock::new(|| ArgsDigest(Sha256::digest(b"{}").into()));
     match args {
-        None | Some(Value::Null) => *NO_ARGUMENTS,
-        Some(Value::Object(map)) if map.is_empty() => *NO_ARGUMENTS,
+        None | Some(Value::Null) => arguments_digest(&Map::new()),
+        Some(Value::Object(map)) => arguments_digest(map),
         Some(value) => {
             let mut hasher = Sha256::new();
             write_canonical(&mut hasher, value);
             ArgsDigest(hasher.finalize().into())
         }
     }
+}
+
+/// [`args_digest`] of an `arguments` object.
+#[must_use]
+pub fn arguments_digest(arguments: &Map<String, Value>) -> ArgsDigest {
+    static NO_ARGUMENTS: LazyLock<ArgsDigest> =
+        LazyLock::new(|| ArgsDigest(Sha256::digest(b"{}").into()));
+    if arguments.is_empty() {
+        return *NO_ARGUMENTS;
+    }
+    let mut hasher = Sha256::new();
+    write_object(&mut hasher, arguments);
+    ArgsDigest(hasher.finalize().into())
 }
 
 fn write_canonical(h: &mut Sha256, value: &Value) {
@@ -94,19 +105,21 @@ fn write_canonical(h: &mut Sha256, value: &Value) {
             }
             h.update(b"]");
         }
-        Value::Object(map) => {
-            h.update(b"{");
-            if keys_ascending(map) {
-                write_members(h, map.iter());
-            } else {
-                let mut members: Vec<(&String, &Value)> = map.iter().collect();
-                members.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                write_members(h, members.into_iter());
-            }
-            h.update(b"}");
-        }
+        Value::Object(map) => write_object(h, map),
         scalar => write_json(h, scalar),
     }
+}
+
+fn write_object(h: &mut Sha256, map: &Map<String, Value>) {
+    h.update(b"{");
+    if keys_ascending(map) {
+        write_members(h, map.iter());
+    } else {
+        let mut members: Vec<(&String, &Value)> = map.iter().collect();
+        members.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        write_members(h, members.into_iter());
+    }
+    h.update(b"}");
 }
 
 fn keys_ascending(map: &Map<String, Value>) -> bool {
@@ -180,6 +193,14 @@ mod tests {
 
     fn sha(bytes: &[u8]) -> ArgsDigest {
         ArgsDigest(Sha256::digest(bytes).into())
+    }
+
+    #[test]
+    fn an_arguments_object_digests_as_the_same_object_given_as_a_value() {
+        let arguments = json!({"b": [1, {"d": null, "c": "x"}], "a": 2.5});
+        let map = arguments.as_object().expect("an object");
+        assert_eq!(arguments_digest(map), digest(arguments.clone()));
+        assert_eq!(arguments_digest(&Map::new()), args_digest(None));
     }
 
     fn binding<'a>(tenant: &'a str, principal: &'a str) -> Binding<'a> {
