@@ -108,8 +108,12 @@ impl SqlStore {
             }
             Dialect::Sqlite => {
                 create_parent_dir(url)?;
+                // A file on this machine does not go stale as a server's connection can:
+                // no test query before each use, which costs the audit writer a round trip
+                // to SQLite's thread (two thread switches) for every batch it writes.
                 AnyPoolOptions::new()
                     .max_connections(SQLITE_CONNECTIONS)
+                    .test_before_acquire(false)
                     .after_connect(|conn, _meta| {
                         Box::pin(async move {
                             sqlx::query(SQLITE_BUSY_TIMEOUT).execute(&mut *conn).await?;
