@@ -9,10 +9,9 @@ use std::net::IpAddr;
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 use super::envelope::Envelope;
 use super::relay::Shim;
+use crate::handler::Cancellation;
 use crate::handler::{Catalog, Context, ContextBuilder, Notifier, Principal, Tenant, TenantView};
 use crate::protocol::{ClientCapabilities, Era, Request};
 
@@ -39,7 +38,7 @@ pub(crate) struct Call {
     pub(crate) request: Request,
     pub(crate) scope: Scope,
     pub(crate) notifier: Option<Notifier>,
-    pub(crate) cancel: CancellationToken,
+    pub(crate) cancel: Cancellation,
     /// Legacy requests only: how the shim reaches the client.
     pub(crate) shim: Option<Shim>,
     /// The round this request is (modern), or the rounds its shim flow took (legacy), once
@@ -85,7 +84,7 @@ impl Call {
         request: Request,
         envelope: Envelope,
         notifier: Option<Notifier>,
-        cancel: CancellationToken,
+        cancel: Cancellation,
     ) -> Self {
         let scope = Scope {
             era: envelope.version().era(),
@@ -100,7 +99,7 @@ impl Call {
         request: Request,
         client_capabilities: ClientCapabilities,
         notifier: Option<Notifier>,
-        cancel: CancellationToken,
+        cancel: Cancellation,
         shim: Shim,
     ) -> Self {
         let scope = Scope {
@@ -115,7 +114,7 @@ impl Call {
         request: Request,
         scope: Scope,
         notifier: Option<Notifier>,
-        cancel: CancellationToken,
+        cancel: Cancellation,
         shim: Option<Shim>,
     ) -> Self {
         let Caller {

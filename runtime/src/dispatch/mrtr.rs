@@ -320,8 +320,7 @@ fn prepare(
                 )));
             }
             Ok(Box::new(move |ctx| {
-                async move { map_outcome(prompt.get(ctx, args).await, object) }
-                    .boxed_local()
+                async move { map_outcome(prompt.get(ctx, args).await, object) }.boxed_local()
             }))
         }
         _ => {

@@ -372,13 +372,13 @@ mod tests {
     use std::sync::atomic::AtomicBool;
 
     use async_trait::async_trait;
-    use tokio_util::sync::CancellationToken;
 
     use serde_json::json;
 
     use super::*;
     use crate::dispatch::call::Caller;
     use crate::dispatch::envelope::check_modern;
+    use crate::handler::Cancellation;
     use crate::handler::{
         Catalog, Context, InputRequired, MethodHandler, MethodOutcome, Principal, Tenant,
     };
@@ -451,7 +451,7 @@ mod tests {
     }
 
     /// A modern call of `handler`'s method, cancelled through `cancel`.
-    fn call_of(handler: Arc<dyn MethodHandler>, cancel: CancellationToken) -> Call {
+    fn call_of(handler: Arc<dyn MethodHandler>, cancel: Cancellation) -> Call {
         let method = handler.method().to_owned();
         let catalog = Catalog::builder().method(handler).build();
         let tenant = Arc::new(Tenant::new("t", catalog));
@@ -478,7 +478,7 @@ mod tests {
     #[actix_rt::test]
     async fn a_request_cancelled_before_it_runs_is_cancelled_and_its_handler_never_runs() {
         let ran = Arc::new(AtomicBool::new(false));
-        let cancel = CancellationToken::new();
+        let cancel = Cancellation::new();
         cancel.cancel();
         let call = call_of(Arc::new(Runs(ran.clone())), cancel);
         let reply = dispatch(
@@ -495,7 +495,7 @@ mod tests {
     #[actix_rt::test]
     async fn input_required_from_a_custom_method_is_an_internal_error_and_a_log_line() {
         capture_logs();
-        let call = call_of(Arc::new(Asks), CancellationToken::new());
+        let call = call_of(Arc::new(Asks), Cancellation::new());
         let reply = dispatch(
             call,
             Protection::PassThrough,

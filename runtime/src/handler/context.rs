@@ -11,8 +11,8 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::{self, Receiver, Sender};
-use tokio_util::sync::CancellationToken;
 
+use super::cancellation::Cancellation;
 use super::principal::Principal;
 use super::tenant::Tenant;
 use crate::protocol::input::{InputResponse, InputResponses};
@@ -121,7 +121,7 @@ struct Inner {
     client_capabilities: ClientCapabilities,
     notifier: Option<Notifier>,
     last_progress: Cell<Option<f64>>,
-    cancel: CancellationToken,
+    cancel: Cancellation,
 }
 
 /// What one handler run knows about its request: tenant, principal, era, client capabilities,
@@ -278,7 +278,7 @@ pub struct ContextBuilder {
     round: u32,
     client_capabilities: Option<ClientCapabilities>,
     notifier: Option<Notifier>,
-    cancel: Option<CancellationToken>,
+    cancel: Option<Cancellation>,
 }
 
 impl ContextBuilder {
@@ -334,7 +334,7 @@ impl ContextBuilder {
     }
 
     /// Cancelled when the client goes away (default: a token nobody cancels).
-    pub fn cancel(mut self, cancel: CancellationToken) -> Self {
+    pub fn cancel(mut self, cancel: Cancellation) -> Self {
         self.cancel = Some(cancel);
         self
     }

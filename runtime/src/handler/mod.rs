@@ -25,6 +25,7 @@
 //! ```
 
 mod arguments;
+mod cancellation;
 mod catalog;
 mod context;
 mod descriptor;
@@ -34,6 +35,7 @@ mod tenant;
 mod traits;
 
 pub use arguments::Arguments;
+pub use cancellation::Cancellation;
 pub use catalog::{Catalog, CatalogBuilder};
 pub use context::{Context, ContextBuilder, Notifier, OutgoingMessage};
 pub use descriptor::{

@@ -18,7 +18,6 @@ use futures_util::stream;
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
 
 use super::bridge::ForgetSession;
 use super::handshake::Initialize;
@@ -28,6 +27,7 @@ use super::SessionOn;
 use super::{Legacy, SessionId};
 use crate::budget::{figures, Charge};
 use crate::dispatch::{dispatch, Call, Caller, NoRelay, Protection, Relay, Reply, Shim};
+use crate::handler::Cancellation;
 use crate::handler::{Catalog, ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
 use crate::protocol::result::StampedResult;
 use crate::protocol::{
@@ -62,7 +62,7 @@ pub struct Session {
     log_level: LogLevel,
     subscriptions: HashSet<String>,
     /// Requests in flight, by id: what `notifications/cancelled` can stop.
-    flows: HashMap<RequestId, CancellationToken>,
+    flows: HashMap<RequestId, Cancellation>,
     streams: Vec<mpsc::Sender<Box<OutgoingMessage>>>,
     following_tenant: bool,
     /// Whether idling ends the session (not on stdio, where the process is the session).
@@ -303,7 +303,7 @@ pub(crate) struct Handle {
     /// checked), with its grants as they are now.
     principal: Principal,
     notifier: Option<Notifier>,
-    cancel: CancellationToken,
+    cancel: Cancellation,
     reply: oneshot::Sender<Reply>,
     /// The span current where the request was handed over (a transport's span of the
     /// caller's trace, when it named one): the request's own span is made inside it.
@@ -319,7 +319,7 @@ pub(crate) fn deliver(
     request: Request,
     principal: Principal,
     notifier: Option<Notifier>,
-    cancel: CancellationToken,
+    cancel: Cancellation,
 ) -> impl Future<Output = Result<Reply, MailboxError>> {
     let (reply, answer) = oneshot::channel();
     let handle = Handle {
@@ -377,7 +377,7 @@ impl Session {
         request: Request,
         principal: Principal,
         notifier: Option<Notifier>,
-        cancel: CancellationToken,
+        cancel: Cancellation,
     ) -> ResponseActFuture<Self, Reply> {
         self.touch();
         if self.ending {
@@ -638,7 +638,7 @@ mod tests {
                     request(i, "ping", None),
                     Principal::anonymous(),
                     None,
-                    CancellationToken::new(),
+                    Cancellation::new(),
                 )
             })
             .collect();
@@ -672,14 +672,14 @@ mod tests {
             call,
             Principal::anonymous(),
             None,
-            CancellationToken::new(),
+            Cancellation::new(),
         ));
         let ping = deliver(
             &session,
             request(2, "ping", None),
             Principal::anonymous(),
             None,
-            CancellationToken::new(),
+            Cancellation::new(),
         );
         let reply = ping.await.expect("the session answers the next request");
         assert!(matches!(reply, Reply::Result(_)), "{reply:?}");

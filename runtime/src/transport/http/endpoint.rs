@@ -15,7 +15,6 @@ use std::task::Poll;
 use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::FutureExt;
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::client::client_address;
@@ -29,6 +28,7 @@ use super::{McpService, WorkerDispatcher};
 use crate::budget::{figures, Account};
 use crate::dispatch::envelope::{self, HttpCheck};
 use crate::dispatch::{Call, Caller, Listen, Reply};
+use crate::handler::Cancellation;
 use crate::handler::{Principal, Tenant};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{Malformed, Notification};
@@ -364,7 +364,7 @@ async fn modern(
         .notifier()
         .filter(|_| headers.accepts_sse())
         .unzip();
-    let cancel = CancellationToken::new();
+    let cancel = Cancellation::new();
     let in_flight = InFlight::new(cancel.clone(), service.clone());
     let call = Call::modern(caller, request, envelope, notifier, cancel);
     let admit = {

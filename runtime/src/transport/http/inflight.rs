@@ -5,18 +5,17 @@
 
 use std::sync::Arc;
 
-use tokio_util::sync::CancellationToken;
-
 use super::McpService;
+use crate::handler::Cancellation;
 
 pub(crate) struct InFlight {
-    cancel: CancellationToken,
+    cancel: Cancellation,
     service: Arc<McpService>,
     done: bool,
 }
 
 impl InFlight {
-    pub(crate) fn new(cancel: CancellationToken, service: Arc<McpService>) -> Self {
+    pub(crate) fn new(cancel: Cancellation, service: Arc<McpService>) -> Self {
         Self {
             cancel,
             service,

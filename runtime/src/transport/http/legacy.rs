@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use actix_web::http::header::HeaderValue;
 use actix_web::HttpResponse;
-use tokio_util::sync::CancellationToken;
 
 use super::error::RpcError;
 use super::headers::{Headers, SESSION_ID};
@@ -21,6 +20,7 @@ use super::{sse, McpService};
 
 use crate::budget::Account;
 use crate::dispatch::Reply;
+use crate::handler::Cancellation;
 use crate::handler::{Notifier, Principal, Tenant};
 use crate::legacy::bridge::{Answer, Unanswered};
 use crate::legacy::session::{deliver, End, Notify, OpenStream};
@@ -104,7 +104,7 @@ pub(crate) async fn request(
     } else {
         (None, None)
     };
-    let cancel = CancellationToken::new();
+    let cancel = Cancellation::new();
     let in_flight = InFlight::new(cancel.clone(), service.clone());
     let reply = deliver(&found.addr, request, principal, notifier, cancel);
     // A session that stopped after it was found is as gone as one never found.

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
-use tokio_util::sync::CancellationToken;
 
 use super::lines::Permit;
 use crate::dispatch::{Listen, Reply};
+use crate::handler::Cancellation;
 use crate::handler::{OutgoingMessage, Tenant};
 use crate::protocol::jsonrpc::notification_bytes;
 
@@ -52,8 +52,8 @@ pub(super) async fn pump(
 pub(super) async fn follow(
     mut listen: Listen,
     tenant: &Tenant,
-    cancel: &CancellationToken,
-    close: &CancellationToken,
+    cancel: &Cancellation,
+    close: &Cancellation,
     out: &mpsc::Sender<Vec<u8>>,
 ) -> Option<Value> {
     let (method, params) = listen.acknowledgement();

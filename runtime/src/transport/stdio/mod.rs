@@ -47,13 +47,13 @@ use actix::Addr;
 use serde_json::{json, Value};
 use tokio::io::AsyncWrite;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use self::lines::{Input, Line, Permit, Slots};
 use self::table::Table;
 use crate::budget::Account;
 use crate::dispatch::envelope::check_modern;
 use crate::dispatch::{Call, Caller, Dispatcher, Reply, RuntimeConfig, StateKeys, WorkerState};
+use crate::handler::Cancellation;
 use crate::handler::{Notifier, OutgoingMessage, Principal, Tenant};
 use crate::legacy::bridge::Answer;
 use crate::legacy::session::{deliver, End, Notify};
@@ -231,7 +231,7 @@ impl Server {
             if let Some((_, session)) = &self.session {
                 let (notifier, rx) =
                     Notifier::channel(legacy_progress_token(request.params.as_ref()), None);
-                let cancel = CancellationToken::new();
+                let cancel = Cancellation::new();
                 let reply = deliver(
                     session,
                     request,
@@ -254,7 +254,7 @@ impl Server {
             }
         };
         let (notifier, rx) = envelope.notifier().unzip();
-        let cancel = CancellationToken::new();
+        let cancel = Cancellation::new();
         let caller = Caller::new(self.stdio.tenant.clone(), self.stdio.principal.clone());
         let call = Call::modern(caller, request, envelope, notifier, cancel.clone());
         let reply = self.worker.run(call);
@@ -302,7 +302,7 @@ impl Server {
     fn spawn(
         &self,
         id: RequestId,
-        cancel: CancellationToken,
+        cancel: Cancellation,
         reply: impl Future<Output = Reply> + 'static,
         rx: Option<mpsc::Receiver<Box<OutgoingMessage>>>,
         permit: Permit,
@@ -332,7 +332,7 @@ impl Server {
                 Reply::Listen(listen) => {
                     // Listening waits on the client; it must not stop the reader.
                     drop(permit.take());
-                    let close = CancellationToken::new();
+                    let close = Cancellation::new();
                     let listen_serial = listening.insert(id.clone(), close.clone());
                     let closing = messages::follow(listen, &tenant, &cancel, &close, &out).await;
                     listening.take(&id, listen_serial);

@@ -8,20 +8,19 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
-use tokio_util::sync::CancellationToken;
-
+use crate::handler::Cancellation;
 use crate::protocol::RequestId;
 
 /// Running requests by id.
 #[derive(Debug, Default)]
 pub(super) struct Table {
     next: Cell<u64>,
-    entries: RefCell<HashMap<RequestId, (u64, CancellationToken)>>,
+    entries: RefCell<HashMap<RequestId, (u64, Cancellation)>>,
 }
 
 impl Table {
     /// Enters `id` with its cancellation; the serial to take it out with.
-    pub(super) fn insert(&self, id: RequestId, cancel: CancellationToken) -> u64 {
+    pub(super) fn insert(&self, id: RequestId, cancel: Cancellation) -> u64 {
         let serial = self.next.get();
         self.next.set(serial + 1);
         self.entries.borrow_mut().insert(id, (serial, cancel));
@@ -85,11 +84,11 @@ mod tests {
     fn a_request_takes_out_only_its_own_entry_not_a_newer_one_under_its_id() {
         let table = Table::default();
         let id = RequestId::String("a".into());
-        let old = CancellationToken::new();
+        let old = Cancellation::new();
         let first = table.insert(id.clone(), old.clone());
         table.cancel(&id);
         assert!(old.is_cancelled());
-        let second = table.insert(id.clone(), CancellationToken::new());
+        let second = table.insert(id.clone(), Cancellation::new());
         assert!(
             !table.take(&id, first),
             "the cancelled request's entry is gone"
@@ -102,7 +101,7 @@ mod tests {
     #[test]
     fn taking_all_cancels_each() {
         let table = Table::default();
-        let token = CancellationToken::new();
+        let token = Cancellation::new();
         table.insert(RequestId::String("a".into()), token.clone());
         assert_eq!(table.cancel_and_take_all(), [RequestId::String("a".into())]);
         assert!(token.is_cancelled() && table.is_empty());
