@@ -142,8 +142,12 @@ pub struct CallRecord {
     pub principal: Arc<str>,
     /// The method.
     pub method: &'static str,
-    /// The tool or prompt name, or the resource URI, when the request named one.
-    pub target: Option<String>,
+    /// The tool or prompt name, or the resource URI, when the request named one: the
+    /// catalog's own copy when it has that target ([`Catalog::target_name`]), so that a
+    /// record costs no allocation on the request's path and no free on the writer's thread.
+    ///
+    /// [`Catalog::target_name`]: crate::handler::Catalog::target_name
+    pub target: Option<Arc<str>>,
     /// How it ended.
     pub outcome: CallOutcome,
     /// Its round as the handler saw it (`Context::round`: 0 for a first call, n after n

@@ -201,7 +201,7 @@ fn admit(call: &Call, config: &RuntimeConfig) -> Admission {
 struct Audit<'a> {
     sink: &'a dyn AuditSink,
     method: &'static str,
-    target: Option<String>,
+    target: Option<Arc<str>>,
     at: SystemTime,
 }
 
@@ -226,7 +226,11 @@ impl<'a> Audit<'a> {
             .params
             .as_ref()
             .and_then(|p| p.get(field)?.as_str())
-            .map(str::to_owned);
+            .map(|t| {
+                call.catalog
+                    .target_name(method, t)
+                    .unwrap_or_else(|| Arc::from(t))
+            });
         Some(Audit {
             sink,
             method,

@@ -26,11 +26,11 @@ struct ToolEntry {
 #[derive(Clone, Default)]
 pub struct Catalog {
     tools: Vec<Arc<ToolEntry>>,
-    tool_index: HashMap<String, usize>,
+    tool_index: HashMap<Arc<str>, usize>,
     prompts: Vec<Arc<dyn Prompt>>,
-    prompt_index: HashMap<String, usize>,
+    prompt_index: HashMap<Arc<str>, usize>,
     resources: Vec<Arc<dyn Resource>>,
-    resource_index: HashMap<String, usize>,
+    resource_index: HashMap<Arc<str>, usize>,
     templates: Vec<(Arc<dyn ResourceTemplate>, UriTemplate)>,
     methods: Vec<Arc<dyn MethodHandler>>,
     lists: Lists,
@@ -82,6 +82,19 @@ impl Catalog {
     /// [`Catalog::template_for`]).
     pub fn resource(&self, uri: &str) -> Option<&Arc<dyn Resource>> {
         Some(&self.resources[*self.resource_index.get(uri)?])
+    }
+
+    /// The catalog's own copy of the name (or URI) a `tools/call`, `prompts/get` or
+    /// `resources/read` targets, when it has that tool, prompt or resource: shared, not
+    /// copied, by what outlives the request (its audit record).
+    pub fn target_name(&self, method: &str, target: &str) -> Option<Arc<str>> {
+        let index = match method {
+            "tools/call" => &self.tool_index,
+            "prompts/get" => &self.prompt_index,
+            "resources/read" => &self.resource_index,
+            _ => return None,
+        };
+        index.get_key_value(target).map(|(name, _)| name.clone())
     }
 
     /// The first template matching `uri`, with the values of its variables.
@@ -268,10 +281,11 @@ impl CatalogBuilder {
         let mut c = Catalog::default();
         for tool in self.tools {
             let descriptor = tool.descriptor();
-            if c.tool_index.contains_key(&descriptor.name) {
+            if c.tool_index.contains_key(descriptor.name.as_str()) {
                 continue;
             }
-            c.tool_index.insert(descriptor.name.clone(), c.tools.len());
+            c.tool_index
+                .insert(Arc::from(descriptor.name.as_str()), c.tools.len());
             let header_params = descriptor.header_params();
             c.tools.push(Arc::new(ToolEntry {
                 tool,
@@ -281,18 +295,18 @@ impl CatalogBuilder {
         }
         for prompt in self.prompts {
             let name = prompt.descriptor().name;
-            if c.prompt_index.contains_key(&name) {
+            if c.prompt_index.contains_key(name.as_str()) {
                 continue;
             }
-            c.prompt_index.insert(name, c.prompts.len());
+            c.prompt_index.insert(Arc::from(name), c.prompts.len());
             c.prompts.push(prompt);
         }
         for resource in self.resources {
             let uri = resource.descriptor().uri;
-            if c.resource_index.contains_key(&uri) {
+            if c.resource_index.contains_key(uri.as_str()) {
                 continue;
             }
-            c.resource_index.insert(uri, c.resources.len());
+            c.resource_index.insert(Arc::from(uri), c.resources.len());
             c.resources.push(resource);
         }
         for template in self.templates {
@@ -453,6 +467,22 @@ mod tests {
                 "not read in this test".into(),
             ))
         }
+    }
+
+    #[test]
+    fn a_target_the_catalog_has_is_named_by_its_own_shared_copy() {
+        let echo = crate::handler::fn_tool(
+            crate::handler::ToolDescriptor::no_args("echo", "Echoes."),
+            |_ctx, _args| async { Ok(crate::protocol::result::CallToolResult::text("").into()) },
+        );
+        let c = Catalog::builder().tool(echo).build();
+
+        let first = c.target_name("tools/call", "echo").expect("a tool it has");
+        let second = c.target_name("tools/call", "echo").expect("a tool it has");
+        assert_eq!(&*first, "echo");
+        assert!(Arc::ptr_eq(&first, &second), "shared, not copied");
+        assert_eq!(c.target_name("tools/call", "other"), None);
+        assert_eq!(c.target_name("prompts/get", "echo"), None);
     }
 
     #[test]
