@@ -20,7 +20,9 @@ use crate::store::Store;
 pub struct AuditSettings {
     /// Records waiting to be written; more are dropped (and counted).
     pub queue: usize,
-    /// The most records written in one transaction.
+    /// The most records written in one transaction. Each transaction is a few round trips
+    /// to SQLite's own thread; at 512 those were about as much of a busy server's CPU as
+    /// the records' bytes (BENCHMARKS.md).
     pub batch: usize,
     /// How long a record may wait for its batch to fill.
     pub flush_every: Duration,
@@ -32,7 +34,7 @@ impl Default for AuditSettings {
     fn default() -> Self {
         AuditSettings {
             queue: 65_536,
-            batch: 512,
+            batch: 4096,
             flush_every: Duration::from_millis(200),
             retention: Duration::from_secs(30 * 86_400),
         }

@@ -4,6 +4,10 @@
 //! of the batch as JSON. An event's id is its batch's id times [`SPAN`] plus its place in the
 //! batch, so ids grow with the log and survive a purge that rewrites a batch. Reading decodes
 //! the tenant's batches newest first and filters their events.
+//!
+//! A batch is written as a [`Sequence`]: each event leaves out what it shares with the one
+//! before it (see there). Batches written before it, as a plain array of [`Stored`] events,
+//! still read.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -25,12 +29,12 @@ const BATCHES_PER_READ: i64 = 16;
 
 /// One event as a batch holds it: its tenant is the batch's, its id the batch's and `n`'s.
 /// Written, it borrows the event's strings (an audited server writes one per call); read,
-/// it owns them.
+/// it owns them. A batch is written as a [`Sequence`] of these, each without what the one
+/// before it says; batches written earlier, as an array of them, still read.
 ///
-/// Members are written under one-letter names, and a call's kind and a complete outcome
-/// not at all: a call event is about half the bytes it was with its full names, and the
-/// audit writer's share of a busy server's CPU is mostly those bytes (serialised, then
-/// written twice by SQLite). Batches written with the full names still read (`alias`).
+/// In such an array, members are under one-letter names, and a call's kind and a complete
+/// outcome are left out; batches written earlier still, with the full names, read too
+/// (`alias`).
 #[derive(Serialize, Deserialize)]
 struct Stored<'a> {
     n: i64,
@@ -100,6 +104,152 @@ fn is_complete(outcome: &AuditOutcome) -> bool {
     *outcome == AuditOutcome::Complete
 }
 
+/// A batch's events as they are written: `{"v":2,"e":[...]}`, each event an [`Elided`] one.
+/// A busy tenant's batch is mostly one caller calling one tool, so an event written in full
+/// repeats the one before it in all but its time and latency; left out, a call event is
+/// about a quarter of its bytes, and the writer serialises, and SQLite writes twice, that
+/// much less.
+#[derive(Serialize, Deserialize)]
+struct Sequence<'a> {
+    v: u8,
+    e: Vec<Elided<'a>>,
+}
+
+/// The version a [`Sequence`] says it is.
+const SEQUENCE: u8 = 2;
+
+/// An event of a [`Sequence`]: what the event before it (in the sequence) does not already say.
+/// - `n`, its place in the batch, only when it is not its place in the sequence (after a purge);
+/// - `t`, its time, as the difference from the time of the event before it (of 0 for the
+///   first);
+/// - `p`, `a` and `g` (actor, action, target) only when they differ from the event before's:
+///   an absent member is the previous event's, and `"g":null` is no target;
+/// - the other members as [`Stored`] writes them.
+#[derive(Serialize, Deserialize)]
+struct Elided<'a> {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    n: Option<i64>,
+    #[serde(rename = "t")]
+    since_previous: i64,
+    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
+    actor: Option<Cow<'a, str>>,
+    #[serde(rename = "a", default, skip_serializing_if = "Option::is_none")]
+    action: Option<Cow<'a, str>>,
+    #[serde(
+        rename = "g",
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    target: Option<Option<Cow<'a, str>>>,
+    #[serde(
+        rename = "k",
+        default = "default_kind",
+        skip_serializing_if = "is_call"
+    )]
+    kind: AuditKind,
+    #[serde(
+        rename = "o",
+        default = "default_outcome",
+        skip_serializing_if = "is_complete"
+    )]
+    outcome: AuditOutcome,
+    #[serde(rename = "e", default, skip_serializing_if = "Option::is_none")]
+    error_code: Option<i64>,
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    round: Option<i64>,
+    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    latency_us: Option<i64>,
+}
+
+/// A member that is present, even as `null`: `Some(None)`. Absent, `#[serde(default)]`
+/// makes it `None`.
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+impl<'a> Sequence<'a> {
+    /// `stored`, in its order, each event without what the one before it says.
+    fn of(stored: &'a [Stored<'a>]) -> Self {
+        let mut previous: Option<&Stored<'a>> = None;
+        let e = stored
+            .iter()
+            .zip(0..)
+            .map(|(event, place)| {
+                let differs = |same: fn(&Stored<'a>, &Stored<'a>) -> bool| {
+                    previous.is_none_or(|p| !same(p, event))
+                };
+                let elided = Elided {
+                    n: (event.n != place).then_some(event.n),
+                    // Wrapping, as the reader adds it back: exact for any two times.
+                    since_previous: event.at.wrapping_sub(previous.map_or(0, |p| p.at)),
+                    actor: differs(|p, e| p.actor == e.actor)
+                        .then(|| Cow::Borrowed(event.actor.as_ref())),
+                    action: differs(|p, e| p.action == e.action)
+                        .then(|| Cow::Borrowed(event.action.as_ref())),
+                    target: differs(|p, e| p.target == e.target)
+                        .then(|| event.target.as_deref().map(Cow::Borrowed)),
+                    kind: event.kind,
+                    outcome: event.outcome,
+                    error_code: event.error_code,
+                    round: event.round,
+                    latency_us: event.latency_us,
+                };
+                previous = Some(event);
+                elided
+            })
+            .collect();
+        Sequence { v: SEQUENCE, e }
+    }
+
+    /// The events in full, in the sequence's order; an error names what is missing or wrong.
+    fn into_stored(self) -> Result<Vec<Stored<'static>>, String> {
+        if self.v != SEQUENCE {
+            return Err(format!("version {} of the batch format is unknown", self.v));
+        }
+        let mut out: Vec<Stored<'static>> = Vec::with_capacity(self.e.len());
+        for (event, place) in self.e.into_iter().zip(0..) {
+            let previous = out.last();
+            let inherited = |what: &str| format!("event {place} has no {what} and none before it");
+            let actor = match (event.actor, previous) {
+                (Some(actor), _) => Cow::Owned(actor.into_owned()),
+                (None, Some(p)) => p.actor.clone(),
+                (None, None) => return Err(inherited("actor")),
+            };
+            let action = match (event.action, previous) {
+                (Some(action), _) => Cow::Owned(action.into_owned()),
+                (None, Some(p)) => p.action.clone(),
+                (None, None) => return Err(inherited("action")),
+            };
+            let target = match (event.target, previous) {
+                (Some(target), _) => target.map(|t| Cow::Owned(t.into_owned())),
+                (None, Some(p)) => p.target.clone(),
+                (None, None) => return Err(inherited("target")),
+            };
+            let at = previous
+                .map_or(0, |p| p.at)
+                .wrapping_add(event.since_previous);
+            out.push(Stored {
+                n: event.n.unwrap_or(place),
+                at,
+                actor,
+                kind: event.kind,
+                action,
+                target,
+                outcome: event.outcome,
+                error_code: event.error_code,
+                round: event.round,
+                latency_us: event.latency_us,
+            });
+        }
+        Ok(out)
+    }
+}
+
 /// Writes `events` in `tx`: a batch row per tenant (per [`SPAN`] events of a tenant).
 pub(super) async fn append(
     tx: &mut Transaction<'static, Any>,
@@ -150,7 +300,7 @@ async fn insert(
     .bind(first)
     .bind(last)
     .bind(stored.len() as i64)
-    .bind(to_json(&stored)?)
+    .bind(to_json(&Sequence::of(stored))?)
     .execute(&mut **tx)
     .await
     .map_err(db)?;
@@ -215,7 +365,15 @@ pub(super) async fn read(
 fn batch_of(row: &AnyRow) -> Result<(i64, Vec<Stored<'static>>), StoreError> {
     let batch: i64 = column(row, "id")?;
     let text: String = column(row, "events")?;
-    let mut stored: Vec<Stored> = json(&format!("audit batch {batch}"), &text)?;
+    let what = format!("audit batch {batch}");
+    // A sequence is an object; a batch written before sequences, an array.
+    let mut stored: Vec<Stored> = if text.trim_start().starts_with('{') {
+        json::<Sequence>(&what, &text)?
+            .into_stored()
+            .map_err(|e| corrupt(format_args!("{what}: {e}")))?
+    } else {
+        json(&what, &text)?
+    };
     if stored.iter().any(|e| !(0..SPAN).contains(&e.n)) {
         return Err(corrupt(format_args!(
             "audit batch {batch}: an event out of place"
@@ -281,7 +439,7 @@ pub(super) async fn purge(
         .bind(first)
         .bind(last)
         .bind(stored.len() as i64)
-        .bind(to_json(&stored)?)
+        .bind(to_json(&Sequence::of(&stored))?)
         .bind(batch)
         .execute(&mut **tx)
         .await
@@ -332,6 +490,71 @@ mod tests {
         assert_eq!(read.kind, AuditKind::Admin);
         assert_eq!(read.outcome, AuditOutcome::Error);
         assert_eq!(read.error_code, Some(409));
+    }
+
+    #[test]
+    fn a_batch_leaves_out_what_each_event_shares_with_the_one_before() {
+        let first = Stored {
+            n: 0,
+            ..call_event()
+        };
+        let second = Stored {
+            n: 1,
+            at: first.at + 3,
+            latency_us: Some(9),
+            ..call_event()
+        };
+        let batch = [first, second];
+        let written = serde_json::to_string(&Sequence::of(&batch)).expect("serialisable");
+        assert_eq!(
+            written,
+            r#"{"v":2,"e":[{"t":1733376000000,"p":"key_1","a":"tools/call","g":"echo","r":0,"l":12},{"t":3,"r":0,"l":9}]}"#
+        );
+    }
+
+    #[test]
+    fn a_sequence_reads_back_as_the_events_it_was_written_from() {
+        let batch = [
+            Stored {
+                n: 2,
+                ..call_event()
+            },
+            Stored {
+                n: 5,
+                at: 1_733_376_000_500,
+                target: None,
+                ..call_event()
+            },
+            Stored {
+                n: 6,
+                at: 1_733_375_999_000,
+                actor: Cow::Borrowed("operator"),
+                kind: AuditKind::Admin,
+                action: Cow::Borrowed("tenant.create"),
+                outcome: AuditOutcome::Error,
+                error_code: Some(409),
+                round: None,
+                latency_us: None,
+                ..call_event()
+            },
+        ];
+        let written = serde_json::to_string(&Sequence::of(&batch)).expect("serialisable");
+        let read = serde_json::from_str::<Sequence>(&written)
+            .expect("readable")
+            .into_stored()
+            .expect("whole");
+        let shown = |events: &[Stored]| serde_json::to_string(events).expect("serialisable");
+        assert_eq!(shown(&read), shown(&batch));
+    }
+
+    #[test]
+    fn a_sequence_whose_first_event_names_no_actor_is_refused() {
+        let written = r#"{"v":2,"e":[{"t":5,"a":"tools/call","g":"echo"}]}"#;
+        let read = serde_json::from_str::<Sequence>(written).expect("readable");
+        let Err(refused) = read.into_stored() else {
+            panic!("read without an actor")
+        };
+        assert!(refused.contains("actor"), "{refused}");
     }
 
     #[test]

@@ -23,6 +23,7 @@ on_both_backends!(
     a_key_with_a_malformed_digest_is_corrupt,
     a_key_with_a_malformed_allow_list_is_corrupt,
     an_audit_event_with_an_unknown_outcome_is_corrupt,
+    an_audit_batch_written_as_an_array_before_sequences_still_reads,
 );
 
 async fn migrations_make_an_empty_database_a_working_store(db: &Db) {
@@ -216,6 +217,30 @@ async fn an_audit_event_with_an_unknown_outcome_is_corrupt(db: &Db) {
         ..AuditFilter::default()
     };
     assert!(is_corrupt(store.audit("acme", &filter).await));
+}
+
+async fn an_audit_batch_written_as_an_array_before_sequences_still_reads(db: &Db) {
+    let store = db.store();
+    store
+        .append_audit(&[event("acme", 10, "echo", AuditOutcome::Complete)])
+        .await
+        .expect("the event is appended");
+    db.execute(
+        r#"UPDATE audit_batches SET events = '[{"n":0,"t":10,"p":"key:k1","a":"tools/call","g":"older","r":1,"l":250}]'"#,
+    )
+    .await;
+    let filter = AuditFilter {
+        limit: 10,
+        ..AuditFilter::default()
+    };
+    let read = store.audit("acme", &filter).await.expect("readable");
+    let [event] = read.as_slice() else {
+        panic!("one event, not {read:?}")
+    };
+    assert_eq!(
+        (event.at.0, event.actor.as_str(), event.target.as_deref()),
+        (10, "key:k1", Some("older"))
+    );
 }
 
 #[tokio::test]
