@@ -50,7 +50,8 @@ impl Completed {
 /// copied.
 pub(crate) async fn run(
     call: &Call,
-    (arguments, input_responses): (Option<Value>, Option<Value>),
+    arguments: Option<Value>,
+    input_responses: Option<Value>,
     protection: &Protection,
     max_rounds: u32,
     replay: &dyn ReplayCache,

@@ -53,7 +53,7 @@ macro_rules! mcp_span {
     };
 }
 
-/// Runs one request under its span, its timeout and its cancellation token.
+/// Runs one request under its span, its timeout and its cancellation.
 ///
 /// A plain function returning the instrumented future, not an `async fn`: an `async fn`
 /// would keep its arguments in its own state beside the copy the future moves in, and a
@@ -80,13 +80,15 @@ pub(crate) fn dispatch(
     async move {
         let started = Instant::now();
         let audit = Audit::begin(&call, &config);
+        // When the request was admitted: its timeout counts from then, as it always has (a
+        // verdict awaited from the shared limits is not the handler's time).
         let admitted = match admit(&call, &config) {
-            Admission::Admitted => Ok(()),
+            Admission::Admitted => Ok(started),
             Admission::Refused(refusal) => Err(refusal),
-            Admission::Pending(verdict) => verdict.await,
+            Admission::Pending(verdict) => verdict.await.map(|()| Instant::now()),
         };
         let reply = match admitted {
-            Ok(()) => guarded(&mut call, &protection, &config, (started, timeout)).await,
+            Ok(admitted) => guarded(&mut call, &protection, &config, admitted, timeout).await,
             Err(Refusal::OverLimit(wait)) => {
                 config.metrics.record_rate_limited(call.tenant.slug_arc());
                 Reply::Error(McpError::rate_limited(wait))
@@ -116,14 +118,14 @@ pub(crate) fn dispatch(
     .instrument(span)
 }
 
-/// Routes `call` under its timeout, its cancellation (with a grace for the handler to clean
-/// up) and panic capture. `started` is when the request's dispatch began: the timeout counts
-/// from there.
+/// Routes `call` under its timeout, counted from `admitted`, its cancellation (with a grace
+/// for the handler to clean up) and panic capture.
 async fn guarded(
     call: &mut Call,
     protection: &Protection,
     config: &RuntimeConfig,
-    (started, timeout): (Instant, Duration),
+    admitted: Instant,
+    timeout: Duration,
 ) -> Reply {
     if call.cancel.is_cancelled() {
         return Reply::Cancelled;
@@ -134,13 +136,13 @@ async fn guarded(
     let mut work = std::pin::pin!(AssertUnwindSafe(route(call, protection, config)).catch_unwind());
     // The work's first poll on its own: most requests complete there, and then they need
     // neither a timer (a clock read, a timer entry made and dropped) nor a waiter on the
-    // cancellation (registered with the token's `Notify` under its lock, and removed). A
+    // cancellation (registered with its `Notify` under that one's lock, and removed). A
     // request cancelled before it began was answered above.
     let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
     let ran = match first {
         Poll::Ready(ran) => ran,
         Poll::Pending => {
-            let left = timeout.saturating_sub(started.elapsed());
+            let left = timeout.saturating_sub(admitted.elapsed());
             tokio::select! {
                 biased;
                 r = tokio::time::timeout(left, work.as_mut()) => match r {
@@ -305,7 +307,7 @@ async fn round(
     protection: &Protection,
     config: &RuntimeConfig,
 ) -> Result<StampedResult, McpError> {
-    let moved = call
+    let (arguments, answers) = call
         .request
         .params
         .as_mut()
@@ -313,7 +315,8 @@ async fn round(
         .unwrap_or_default();
     match mrtr::run(
         call,
-        moved,
+        arguments,
+        answers,
         protection,
         config.max_rounds,
         config.replay.as_ref(),
