@@ -147,14 +147,7 @@ impl Metrics {
             outcome,
         };
         let seconds = took.as_secs_f64();
-        if let Some(histogram) = self
-            .duration_histograms
-            .read()
-            .ok()
-            .as_ref()
-            .and_then(|made| made.get(&labels))
-        {
-            histogram.observe(seconds);
+        if self.observe_made(&labels, seconds) {
             return;
         }
         let histogram = self.durations.get_or_create(&labels).clone();
@@ -162,6 +155,15 @@ impl Metrics {
         if let Ok(mut made) = self.duration_histograms.write() {
             made.insert(labels, histogram);
         }
+    }
+
+    /// Observes `seconds` in the histogram made for `labels`, if one was: whether it did. Its
+    /// own function, so the read lock is let go before [`Metrics::record_duration`] may write.
+    fn observe_made(&self, labels: &RequestLabels, seconds: f64) -> bool {
+        let Ok(made) = self.duration_histograms.read() else {
+            return false;
+        };
+        made.get(labels).map(|h| h.observe(seconds)).is_some()
     }
 
     /// A request of `tenant` refused by a rate limit.
