@@ -29,8 +29,8 @@ const BATCHES_PER_READ: i64 = 16;
 
 /// One event as a batch holds it: its tenant is the batch's, its id the batch's and `n`'s.
 /// Written, it borrows the event's strings (an audited server writes one per call); read,
-/// it owns them. A batch is written as a [`Sequence`] of these, each without what the one
-/// before it says; batches written earlier, as an array of them, still read.
+/// it owns them. A batch is written as a [`Sequence`] made from these (each event without
+/// what the one before it says); batches written earlier, as an array of them, still read.
 ///
 /// In such an array, members are under one-letter names, and a call's kind and a complete
 /// outcome are left out; batches written earlier still, with the full names, read too

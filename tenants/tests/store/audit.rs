@@ -55,7 +55,20 @@ on_both_backends!(
     the_cursor_combines_with_the_filters,
     purging_deletes_the_events_before_the_moment_and_counts_them,
     a_purge_keeps_the_ids_of_the_events_it_keeps,
+    appended_events_are_stored_as_a_sequence,
+    a_purge_rewrites_what_it_keeps_as_a_sequence,
 );
+
+/// Whether every batch row of the store holds a sequence: one whose version is changed no
+/// longer reads.
+async fn stored_as_sequences(db: &Db) -> bool {
+    db.execute(r#"UPDATE audit_batches SET events = replace(events, '{"v":2,', '{"v":9,')"#)
+        .await;
+    matches!(
+        db.store().audit("acme", &all(10)).await,
+        Err(roundtrip_tenants::StoreError::Corrupt(_))
+    )
+}
 
 async fn appended_events_read_back_newest_first_with_every_field(db: &Db) {
     let store = db.store();
@@ -259,4 +272,22 @@ async fn a_purge_keeps_the_ids_of_the_events_it_keeps(db: &Db) {
     store.purge_audit(Millis(30)).await.expect("a purge");
     let after = ids(store.audit("acme", &all(10)).await.expect("the events"));
     assert_eq!(after, before[..3].to_vec());
+}
+
+async fn appended_events_are_stored_as_a_sequence(db: &Db) {
+    five_events(db.store()).await;
+    assert!(stored_as_sequences(db).await);
+}
+
+async fn a_purge_rewrites_what_it_keeps_as_a_sequence(db: &Db) {
+    let store = db.store();
+    five_events(store).await;
+    // Stored as an array, as before sequences: the purge rewrites the batch it cuts.
+    db.execute(
+        r#"UPDATE audit_batches SET events = '[{"n":0,"t":10,"p":"key:k1","a":"tools/call","g":"echo","r":1,"l":250},{"n":1,"t":20,"p":"key:k1","a":"tools/call","g":"add","r":1,"l":250}]', first_at = 10, last_at = 20, count = 2"#,
+    )
+    .await;
+    assert_eq!(store.purge_audit(Millis(15)).await.expect("a purge"), 1);
+    assert_eq!(ats(store, &all(10)).await, [20]);
+    assert!(stored_as_sequences(db).await);
 }
