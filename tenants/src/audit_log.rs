@@ -20,9 +20,10 @@ use crate::store::Store;
 pub struct AuditSettings {
     /// Records waiting to be written; more are dropped (and counted).
     pub queue: usize,
-    /// The most records written in one transaction. Each transaction is a few round trips
-    /// to SQLite's own thread; at 512 those were about as much of a busy server's CPU as
-    /// the records' bytes (BENCHMARKS.md).
+    /// The most records written in one transaction. Each transaction is a few round trips to
+    /// SQLite's own thread: with 4,096 rather than 512 the writer's threads took about 2% less
+    /// of a busy server's samples (BENCHMARKS.md "2026-12-05 (day)"). The price: a failed
+    /// write loses that many records, and a transaction holds SQLite's write lock longer.
     pub batch: usize,
     /// How long a record may wait for its batch to fill.
     pub flush_every: Duration,

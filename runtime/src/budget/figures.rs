@@ -26,7 +26,7 @@ pub const SUBSCRIPTION: u64 = 128;
 pub const SESSION_STREAM: u64 = 8 * 1024;
 
 /// A request a legacy session runs (a held shim flow among them) besides its params (charged
-/// as [`kept_request`]): its task, cancellation token, relay and the stream it holds open.
+/// as [`kept_request`]): its task, cancellation, relay and the stream it holds open.
 /// Measured 2026-12-04: 17.6 KiB per held flow with tiny arguments, each on an HTTP/1.1
 /// connection of its own (9.4 KiB over h2c on 2026-12-02).
 pub const FLOW: u64 = 24 * 1024;

@@ -87,7 +87,7 @@ impl Catalog {
     /// The catalog's own copy of the name (or URI) a `tools/call`, `prompts/get` or
     /// `resources/read` targets, when it has that tool, prompt or resource: shared, not
     /// copied, by what outlives the request (its audit record).
-    pub fn target_name(&self, method: &str, target: &str) -> Option<Arc<str>> {
+    pub(crate) fn target_name(&self, method: &str, target: &str) -> Option<Arc<str>> {
         let index = match method {
             "tools/call" => &self.tool_index,
             "prompts/get" => &self.prompt_index,

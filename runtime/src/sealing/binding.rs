@@ -82,7 +82,7 @@ pub fn args_digest(args: Option<&Value>) -> ArgsDigest {
 
 /// [`args_digest`] of an `arguments` object.
 #[must_use]
-pub fn arguments_digest(arguments: &Map<String, Value>) -> ArgsDigest {
+pub(crate) fn arguments_digest(arguments: &Map<String, Value>) -> ArgsDigest {
     static NO_ARGUMENTS: LazyLock<ArgsDigest> =
         LazyLock::new(|| ArgsDigest(Sha256::digest(b"{}").into()));
     if arguments.is_empty() {

@@ -52,7 +52,8 @@ mod share;
 mod vault;
 mod wrapped;
 
-pub use binding::{args_digest, arguments_digest, ArgsDigest, Binding};
+pub(crate) use binding::arguments_digest;
+pub use binding::{args_digest, ArgsDigest, Binding};
 pub(crate) use claims::unix_secs;
 pub use claims::Claims;
 pub use codec::{kid_of, StateKey, ROTATE_AFTER_SEALS};
