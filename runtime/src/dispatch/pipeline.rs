@@ -218,11 +218,7 @@ impl<'a> Audit<'a> {
             "resources/read" => "resources/read",
             _ => return None,
         };
-        let field = if method == "resources/read" {
-            "uri"
-        } else {
-            "name"
-        };
+        let field = crate::protocol::target_key(method)?;
         let target = call
             .request
             .params

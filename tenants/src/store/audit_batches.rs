@@ -214,22 +214,16 @@ impl<'a> Sequence<'a> {
         let mut out: Vec<Stored<'static>> = Vec::with_capacity(self.e.len());
         for (event, place) in self.e.into_iter().zip(0..) {
             let previous = out.last();
-            let inherited = |what: &str| format!("event {place} has no {what} and none before it");
-            let actor = match (event.actor, previous) {
-                (Some(actor), _) => Cow::Owned(actor.into_owned()),
-                (None, Some(p)) => p.actor.clone(),
-                (None, None) => return Err(inherited("actor")),
-            };
-            let action = match (event.action, previous) {
-                (Some(action), _) => Cow::Owned(action.into_owned()),
-                (None, Some(p)) => p.action.clone(),
-                (None, None) => return Err(inherited("action")),
-            };
-            let target = match (event.target, previous) {
-                (Some(target), _) => target.map(|t| Cow::Owned(t.into_owned())),
-                (None, Some(p)) => p.target.clone(),
-                (None, None) => return Err(inherited("target")),
-            };
+            let inherit = |what: &str| format!("event {place} has no {what} and none before it");
+            let actor = own_or_previous(event.actor.map(owned), previous.map(|p| &p.actor))
+                .ok_or_else(|| inherit("actor"))?;
+            let action = own_or_previous(event.action.map(owned), previous.map(|p| &p.action))
+                .ok_or_else(|| inherit("action"))?;
+            let target = own_or_previous(
+                event.target.map(|t| t.map(owned)),
+                previous.map(|p| &p.target),
+            )
+            .ok_or_else(|| inherit("target"))?;
             let at = previous
                 .map_or(0, |p| p.at)
                 .wrapping_add(event.since_previous);
@@ -248,6 +242,16 @@ impl<'a> Sequence<'a> {
         }
         Ok(out)
     }
+}
+
+/// An elided member: the event's own value when it has one, else the previous event's
+/// (`None` when there is no previous event either).
+fn own_or_previous<T: Clone>(own: Option<T>, previous: Option<&T>) -> Option<T> {
+    own.or_else(|| previous.cloned())
+}
+
+fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(text.into_owned())
 }
 
 /// Writes `events` in `tx`: a batch row per tenant (per [`SPAN`] events of a tenant).
