@@ -13,6 +13,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 
+use super::response::json_content_type;
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::error_bytes;
 use crate::protocol::{Era, McpError, RequestId};
@@ -116,7 +117,7 @@ impl ResponseError for RpcError {
 
     fn error_response(&self) -> HttpResponse {
         let mut response = HttpResponse::build(self.status);
-        response.content_type("application/json");
+        response.content_type(json_content_type());
         if self.error.code == ErrorCode::Unauthorized {
             response.insert_header((header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer")));
         }

@@ -4,6 +4,7 @@
 
 use std::convert::Infallible;
 
+use actix_web::http::header::HeaderValue;
 use actix_web::HttpResponse;
 use bytes::Bytes;
 use futures_util::Stream;
@@ -14,8 +15,14 @@ use crate::protocol::RequestId;
 
 pub(crate) fn json_result<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> HttpResponse {
     HttpResponse::Ok()
-        .content_type("application/json")
+        .content_type(json_content_type())
         .body(result_bytes(id, result))
+}
+
+/// `application/json`, from static text: a header value made from a `&str` is a copy, an
+/// allocation on every response.
+pub(crate) fn json_content_type() -> HeaderValue {
+    HeaderValue::from_static("application/json")
 }
 
 /// An SSE response streaming `body`.
