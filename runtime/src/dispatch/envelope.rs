@@ -4,6 +4,8 @@
 //! This is the one place that decides a request's era; everything after it receives the
 //! decision as a value.
 
+use std::borrow::Cow;
+
 use base64::Engine;
 use serde_json::{Map, Value};
 
@@ -209,19 +211,22 @@ fn name_in_body<'a>(method: &str, params: Option<&'a Map<String, Value>>) -> Opt
 }
 
 /// Decodes a header value: surrounding whitespace is not part of it, and
-/// `=?base64?...?=` carries UTF-8 that is not safe as plain ASCII.
-pub fn decode_header_value(raw: &str) -> Result<String, McpError> {
+/// `=?base64?...?=` carries UTF-8 that is not safe as plain ASCII. A plain value is borrowed,
+/// not copied: every `tools/call` decodes its `Mcp-Name`.
+pub fn decode_header_value(raw: &str) -> Result<Cow<'_, str>, McpError> {
     let raw = raw.trim();
     let Some(encoded) = raw
         .strip_prefix("=?base64?")
         .and_then(|r| r.strip_suffix("?="))
     else {
-        return Ok(raw.to_owned());
+        return Ok(Cow::Borrowed(raw));
     };
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(encoded)
         .map_err(|_| McpError::header_mismatch("Invalid base64 in an Mcp header value"))?;
-    String::from_utf8(bytes).map_err(|_| McpError::header_mismatch("Mcp header value is not UTF-8"))
+    String::from_utf8(bytes)
+        .map(Cow::Owned)
+        .map_err(|_| McpError::header_mismatch("Mcp header value is not UTF-8"))
 }
 
 /// Checks `Mcp-Param-{Name}` headers of a `tools/call` against the arguments they mirror.

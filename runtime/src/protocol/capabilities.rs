@@ -5,7 +5,7 @@
 //! counts), but its value must be an object, as every capability in the schema is: a
 //! declaration such as `"elicitation": true` is refused (-32602) rather than guessed at.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::{Map, Value};
 
@@ -13,12 +13,26 @@ use super::error::McpError;
 
 /// Shared, not copied: the scope, the handler's context and the gate all read the one
 /// declaration a request made.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ClientCapabilities(Arc<Map<String, Value>>);
+
+/// The declaration of nothing, made once: many requests declare no capability, and each
+/// would otherwise allocate an empty one of its own.
+static NONE: LazyLock<Arc<Map<String, Value>>> = LazyLock::new(Arc::default);
+
+impl Default for ClientCapabilities {
+    /// Nothing declared.
+    fn default() -> Self {
+        Self(NONE.clone())
+    }
+}
 
 impl ClientCapabilities {
     /// The capabilities object a request declared (`_meta` or `initialize`), kept whole.
     pub fn new(map: Map<String, Value>) -> Self {
+        if map.is_empty() {
+            return Self::default();
+        }
         Self(Arc::new(map))
     }
 
@@ -93,6 +107,13 @@ mod tests {
         let e = ClientCapabilities::declared(map, "capabilities").expect_err("refused");
         assert_eq!(e.code.code(), -32602);
         assert_eq!(e.message, "capabilities.elicitation must be an object");
+    }
+
+    #[test]
+    fn declarations_of_nothing_share_one_allocation() {
+        let (a, b) = (caps(json!({})), ClientCapabilities::default());
+        assert!(Arc::ptr_eq(&a.0, &b.0));
+        assert!(!Arc::ptr_eq(&a.0, &caps(json!({"roots": {}})).0));
     }
 
     #[test]
