@@ -6,15 +6,16 @@
 use std::cell::OnceCell;
 use std::sync::Arc;
 
-use futures_util::future::LocalBoxFuture;
-use futures_util::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::call::Call;
 use super::gate;
 use super::protection::{Opened, Protection};
-use crate::handler::{Arguments, Catalog, Context, HandlerError, InputRequired, Outcome};
+use crate::handler::{
+    Arguments, Catalog, Context, HandlerError, InputRequired, Outcome, Prompt, Resource,
+    ResourceTemplate, TemplateVars, Tool,
+};
 use crate::protocol::input::{parse_input_responses, InputResponses};
 use crate::protocol::result::{to_object, CallToolResult, InputRequiredResult};
 use crate::protocol::{AnswerSchemas, CheckError, ClientCapabilities, McpError, Mismatch};
@@ -146,7 +147,7 @@ pub(crate) async fn run_handler(
         .request_state(state)
         .round(round)
         .build();
-    match handler_run(ctx).await {
+    match handler_run.run(ctx).await {
         Ok(outcome) => Ok(outcome),
         // A tool's complaint about its arguments is a tool error the model can read and act
         // on, not a protocol error (the spec puts bad input values in an `isError` result).
@@ -277,8 +278,28 @@ fn arguments_of(arguments: Option<Value>) -> Result<Map<String, Value>, McpError
     }
 }
 
-type HandlerRun =
-    Box<dyn FnOnce(Context) -> LocalBoxFuture<'static, Result<Outcome<Completed>, HandlerError>>>;
+/// The handler a request targets, found and checked, with what it runs on. Run in place by
+/// [`HandlerRun::run`], within the round's own future: a boxed closure that boxed a future
+/// around the handler's cost two allocations per call.
+enum HandlerRun {
+    Tool(Arc<dyn Tool>, Arguments),
+    Prompt(Arc<dyn Prompt>, Arguments),
+    Resource(Arc<dyn Resource>),
+    Template(Arc<dyn ResourceTemplate>, String, TemplateVars),
+}
+
+impl HandlerRun {
+    async fn run(self, ctx: Context) -> Result<Outcome<Completed>, HandlerError> {
+        match self {
+            Self::Tool(tool, args) => map_outcome(tool.call(ctx, args).await, Completed::Tool),
+            Self::Prompt(prompt, args) => map_outcome(prompt.get(ctx, args).await, object),
+            Self::Resource(resource) => map_outcome(resource.read(ctx).await, object),
+            Self::Template(template, uri, vars) => {
+                map_outcome(template.read(ctx, &uri, vars).await, object)
+            }
+        }
+    }
+}
 
 /// Finds the handler and checks what can be checked before running it.
 fn prepare(
@@ -300,17 +321,12 @@ fn prepare(
             let (tool, _) = catalog
                 .tool(target)
                 .ok_or_else(|| McpError::invalid_params(format!("Unknown tool: {target}")))?;
-            let tool = tool.clone();
-            Ok(Box::new(move |ctx| {
-                async move { map_outcome(tool.call(ctx, args).await, Completed::Tool) }
-                    .boxed_local()
-            }))
+            Ok(HandlerRun::Tool(tool.clone(), args))
         }
         "prompts/get" => {
             let prompt = catalog
                 .prompt(target)
-                .ok_or_else(|| McpError::invalid_params(format!("Unknown prompt: {target}")))?
-                .clone();
+                .ok_or_else(|| McpError::invalid_params(format!("Unknown prompt: {target}")))?;
             if let Some(missing) = prompt
                 .descriptor()
                 .required_arguments()
@@ -320,26 +336,20 @@ fn prepare(
                     "Missing required argument '{missing}' for prompt {target}"
                 )));
             }
-            Ok(Box::new(move |ctx| {
-                async move { map_outcome(prompt.get(ctx, args).await, object) }.boxed_local()
-            }))
+            Ok(HandlerRun::Prompt(prompt.clone(), args))
         }
         _ => {
             if let Some(resource) = catalog.resource(target) {
-                let resource = resource.clone();
-                return Ok(Box::new(move |ctx| {
-                    async move { map_outcome(resource.read(ctx).await, object) }.boxed_local()
-                }));
+                return Ok(HandlerRun::Resource(resource.clone()));
             }
             let (template, vars) = catalog
                 .template_for(target)
                 .ok_or_else(|| McpError::resource_not_found(target))?;
-            let template = template.clone();
-            let uri = target.to_owned();
-            Ok(Box::new(move |ctx| {
-                async move { map_outcome(template.read(ctx, &uri, vars).await, object) }
-                    .boxed_local()
-            }))
+            Ok(HandlerRun::Template(
+                template.clone(),
+                target.to_owned(),
+                vars,
+            ))
         }
     }
 }
