@@ -278,9 +278,9 @@ fn arguments_of(arguments: Option<Value>) -> Result<Map<String, Value>, McpError
     }
 }
 
-/// The handler a request targets, found and checked, with what it runs on. Run in place by
-/// [`HandlerRun::run`], within the round's own future: a boxed closure that boxed a future
-/// around the handler's cost two allocations per call.
+/// The handler a request targets, found and checked, with what it runs on. [`HandlerRun::run`]
+/// runs it inside the round's own future: as a boxed closure returning a boxed future, it
+/// cost two allocations per call.
 enum HandlerRun {
     Tool(Arc<dyn Tool>, Arguments),
     Prompt(Arc<dyn Prompt>, Arguments),

@@ -2,7 +2,7 @@
 //! its [`Grants`].
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 /// Who is calling, as established by authentication, and what they may see. Sealed state is
 /// bound to the id; legacy sessions belong to it.
@@ -26,9 +26,11 @@ impl Principal {
         }
     }
 
-    /// The caller of an anonymous tenant: every anonymous caller of a tenant is this one.
+    /// The caller of an anonymous tenant: every anonymous caller of a tenant is this one. Its
+    /// id is made once and shared: an anonymous tenant authenticates every request with it.
     pub fn anonymous() -> Self {
-        Self::new("anonymous")
+        static ID: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("anonymous"));
+        Self::new(ID.clone())
     }
 
     /// The stable id: what sealed state and legacy sessions are bound to.
@@ -134,5 +136,12 @@ mod tests {
         let limited = Principal::with_grants("key:a", Grants::only(Allow::default()));
         assert!(all.is(&limited));
         assert!(!all.is(&Principal::new("key:b")));
+    }
+
+    #[test]
+    fn anonymous_callers_share_one_id() {
+        let (a, b) = (Principal::anonymous(), Principal::anonymous());
+        assert_eq!(a.id(), "anonymous");
+        assert!(Arc::ptr_eq(&a.id_arc(), &b.id_arc()));
     }
 }
