@@ -4,10 +4,7 @@ use std::borrow::Cow;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::handler::{Principal, Tenant};
-
-/// The id of [`Principal::anonymous`].
-const ANONYMOUS: &str = "anonymous";
+use crate::handler::{Principal, Tenant, ANONYMOUS};
 
 /// Who a caller is, for what is counted per caller (budgets, session caps, rate limits): the
 /// principal's id, or `anonymous@<ip>` for an anonymous caller whose address is known.

@@ -212,7 +212,7 @@ fn name_in_body<'a>(method: &str, params: Option<&'a Map<String, Value>>) -> Opt
 
 /// Decodes a header value: surrounding whitespace is not part of it, and
 /// `=?base64?...?=` carries UTF-8 that is not safe as plain ASCII. A plain value is borrowed,
-/// not copied: every `tools/call` decodes its `Mcp-Name`.
+/// not copied: every modern HTTP request that names a target decodes its `Mcp-Name`.
 pub fn decode_header_value(raw: &str) -> Result<Cow<'_, str>, McpError> {
     let raw = raw.trim();
     let Some(encoded) = raw

@@ -278,9 +278,9 @@ fn arguments_of(arguments: Option<Value>) -> Result<Map<String, Value>, McpError
     }
 }
 
-/// The handler a request targets, found and checked, with what it runs on. [`HandlerRun::run`]
-/// runs it inside the round's own future: as a boxed closure returning a boxed future, it
-/// cost two allocations per call.
+/// The handler a request targets, found and checked, with what it runs on. An enum rather
+/// than a boxed closure, so that running it allocates nothing beyond the handler's own
+/// future: [`HandlerRun::run`] is awaited inside the round's future.
 enum HandlerRun {
     Tool(Arc<dyn Tool>, Arguments),
     Prompt(Arc<dyn Prompt>, Arguments),

@@ -46,6 +46,7 @@ pub use outcome::{
     HandlerError, InputRequired, MethodOutcome, Outcome, PromptOutcome, ResourceOutcome,
     ToolOutcome,
 };
+pub(crate) use principal::ANONYMOUS;
 pub use principal::{Allow, Grants, Principal};
 pub use tenant::{ListChanged, Tenant, TenantConfig, TenantSettings, TenantView};
 pub use traits::{

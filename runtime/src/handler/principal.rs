@@ -2,7 +2,10 @@
 //! its [`Grants`].
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
+
+/// The id of [`Principal::anonymous`].
+pub(crate) const ANONYMOUS: &str = "anonymous";
 
 /// Who is calling, as established by authentication, and what they may see. Sealed state is
 /// bound to the id; legacy sessions belong to it.
@@ -26,11 +29,14 @@ impl Principal {
         }
     }
 
-    /// The caller of an anonymous tenant: every anonymous caller of a tenant is this one. Its
-    /// id is made once and shared: an anonymous tenant authenticates every request with it.
+    /// The caller of an anonymous tenant: every anonymous caller of a tenant is this one.
+    /// Its id is made once per thread, not once per request: not once per process either, so
+    /// that the workers do not all count its clones on one cache line.
     pub fn anonymous() -> Self {
-        static ID: LazyLock<Arc<str>> = LazyLock::new(|| Arc::from("anonymous"));
-        Self::new(ID.clone())
+        thread_local! {
+            static ID: Arc<str> = Arc::from(ANONYMOUS);
+        }
+        Self::new(ID.with(Arc::clone))
     }
 
     /// The stable id: what sealed state and legacy sessions are bound to.
@@ -139,7 +145,7 @@ mod tests {
     }
 
     #[test]
-    fn anonymous_callers_share_one_id() {
+    fn anonymous_callers_on_one_thread_share_one_id() {
         let (a, b) = (Principal::anonymous(), Principal::anonymous());
         assert_eq!(a.id(), "anonymous");
         assert!(Arc::ptr_eq(&a.id_arc(), &b.id_arc()));

@@ -12,28 +12,19 @@ use serde_json::{Map, Value};
 use super::error::McpError;
 
 /// Shared, not copied: the scope, the handler's context and the gate all read the one
-/// declaration a request made.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClientCapabilities(Arc<Map<String, Value>>);
+/// declaration a request made. A declaration of nothing holds no map at all (`None`): many
+/// requests declare no capability, and each would otherwise allocate an empty one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ClientCapabilities(Option<Arc<Map<String, Value>>>);
 
-/// The declaration of nothing, made once: many requests declare no capability, and each
-/// would otherwise allocate an empty one of its own.
-static NONE: LazyLock<Arc<Map<String, Value>>> = LazyLock::new(Arc::default);
-
-impl Default for ClientCapabilities {
-    /// Nothing declared.
-    fn default() -> Self {
-        Self(NONE.clone())
-    }
-}
+/// What a declaration of nothing reads as. Only ever read, so the workers that share it
+/// never write its cache line (a shared `Arc` would count every clone there).
+static NOTHING: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
 
 impl ClientCapabilities {
     /// The capabilities object a request declared (`_meta` or `initialize`), kept whole.
     pub fn new(map: Map<String, Value>) -> Self {
-        if map.is_empty() {
-            return Self::default();
-        }
-        Self(Arc::new(map))
+        Self((!map.is_empty()).then(|| Arc::new(map)))
     }
 
     /// The capabilities object a request declared at `field` (named in the error), checked:
@@ -49,17 +40,17 @@ impl ClientCapabilities {
 
     /// The declaration as the client sent it.
     pub fn as_map(&self) -> &Map<String, Value> {
-        &self.0
+        self.0.as_deref().unwrap_or(&NOTHING)
     }
 
     /// Is `key` declared at the top level?
     pub fn has(&self, key: &str) -> bool {
-        self.0.contains_key(key)
+        self.as_map().contains_key(key)
     }
 
     /// Is `sub` declared under `key` (e.g. `elicitation.url`)?
     pub fn has_sub(&self, key: &str, sub: &str) -> bool {
-        self.0
+        self.as_map()
             .get(key)
             .and_then(Value::as_object)
             .is_some_and(|m| m.contains_key(sub))
@@ -68,7 +59,7 @@ impl ClientCapabilities {
     /// Form elicitation: `elicitation.form`, or a bare `elicitation` that names neither mode
     /// (the backward-compatible reading).
     pub fn allows_form_elicitation(&self) -> bool {
-        match self.0.get("elicitation") {
+        match self.as_map().get("elicitation") {
             None => false,
             Some(Value::Object(m)) => m.contains_key("form") || !m.contains_key("url"),
             // Not an object: `declared` refuses it; built by `new`, it declares nothing.
@@ -110,10 +101,11 @@ mod tests {
     }
 
     #[test]
-    fn declarations_of_nothing_share_one_allocation() {
-        let (a, b) = (caps(json!({})), ClientCapabilities::default());
-        assert!(Arc::ptr_eq(&a.0, &b.0));
-        assert!(!Arc::ptr_eq(&a.0, &caps(json!({"roots": {}})).0));
+    fn a_declaration_of_nothing_holds_no_map() {
+        let nothing = caps(json!({}));
+        assert!(nothing.0.is_none());
+        assert_eq!(nothing, ClientCapabilities::default());
+        assert!(nothing.as_map().is_empty() && !nothing.has("roots"));
     }
 
     #[test]
