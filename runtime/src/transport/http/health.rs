@@ -8,18 +8,19 @@
 
 use actix_web::{web, HttpResponse};
 
+use super::response::json_content_type;
 use super::McpService;
 
 pub(crate) async fn healthz() -> HttpResponse {
     HttpResponse::Ok()
-        .content_type("application/json")
+        .content_type(json_content_type())
         .body(r#"{"status":"ok"}"#)
 }
 
 pub(crate) async fn readyz(service: web::Data<McpService>) -> HttpResponse {
     if service.shutdown.is_cancelled() {
         HttpResponse::ServiceUnavailable()
-            .content_type("application/json")
+            .content_type(json_content_type())
             .body(r#"{"status":"shutting down"}"#)
     } else if let Some(reason) = service.keys.as_ref().and_then(|k| k.share_health.failing()) {
         HttpResponse::Ok().json(serde_json::json!({
@@ -28,7 +29,7 @@ pub(crate) async fn readyz(service: web::Data<McpService>) -> HttpResponse {
         }))
     } else {
         HttpResponse::Ok()
-            .content_type("application/json")
+            .content_type(json_content_type())
             .body(r#"{"status":"ready"}"#)
     }
 }
