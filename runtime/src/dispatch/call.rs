@@ -44,6 +44,10 @@ pub(crate) struct Call {
     /// The round this request is (modern), or the rounds its shim flow took (legacy), once
     /// known: for the audit record.
     pub(crate) round: AtomicU32,
+    /// The request's span, once `dispatch` made it (none before): what a round learns (its
+    /// target, its round) is recorded on it directly, without asking the subscriber for the
+    /// current span each time.
+    pub(crate) span: tracing::Span,
 }
 
 /// Who asks, of which tenant, seen how: the part of a call both eras resolve the same way.
@@ -136,6 +140,7 @@ impl Call {
             cancel,
             shim,
             round: AtomicU32::new(0),
+            span: tracing::Span::none(),
         }
     }
 

@@ -62,7 +62,7 @@ pub(crate) async fn run(
     let method = call.request.method.as_str();
     let target = target_of(method, params)?;
     let arguments = Arc::new(arguments_of(arguments)?);
-    tracing::Span::current().record("target", target);
+    call.span.record("target", target);
     let input_responses = parse_input_responses(input_responses)?;
 
     // The argument digest is needed only to open or seal a state: computed then, and once.
@@ -89,7 +89,7 @@ pub(crate) async fn run(
         None => Opened::default(),
         Some(token) => protection.open(&binding(), token).await?,
     };
-    tracing::Span::current().record("round", opened.round);
+    call.span.record("round", opened.round);
     call.round
         .store(opened.round, std::sync::atomic::Ordering::Relaxed);
     // Only a sealed state carries the schemas: without one, there is nothing to check against.

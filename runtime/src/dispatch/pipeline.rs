@@ -77,6 +77,8 @@ pub(crate) fn dispatch(
     } else {
         config.request_timeout
     };
+    // A clone of a disabled span (the default: debug while the audit log records) is free.
+    call.span = span.clone();
     async move {
         let started = Instant::now();
         let audit = Audit::begin(&call, &config);
@@ -100,10 +102,9 @@ pub(crate) fn dispatch(
         config
             .metrics
             .record_duration(call.tenant.slug_arc(), &call.request.method, outcome, took);
-        let span = tracing::Span::current();
-        span.record("outcome", outcome);
+        call.span.record("outcome", outcome);
         if let Reply::Error(e) = &reply {
-            span.record("code", e.code.code());
+            call.span.record("code", e.code.code());
         }
         if config.audit.is_some() {
             tracing::debug!("request done");
@@ -493,6 +494,46 @@ mod tests {
 
         assert!(matches!(reply, Reply::Cancelled), "{reply:?}");
         assert!(!ran.load(Ordering::Relaxed));
+    }
+
+    #[actix_rt::test]
+    async fn the_request_done_line_names_the_target_the_round_and_the_outcome() {
+        capture_logs();
+        let echo = crate::handler::fn_tool(
+            crate::handler::ToolDescriptor::no_args("echo", "Echoes."),
+            |_ctx, _args| async { Ok(crate::protocol::result::CallToolResult::text("hi").into()) },
+        );
+        let tenant = Arc::new(Tenant::new("t", Catalog::builder().tool(echo).build()));
+        let mut request = Request {
+            id: RequestId::Number(1.into()),
+            method: "tools/call".into(),
+            params: json!({"name": "echo", "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }})
+            .as_object()
+            .cloned(),
+        };
+        let envelope = check_modern(&mut request, None).expect("a modern request");
+        let caller = Caller::new(tenant, Principal::anonymous());
+        let call = Call::modern(caller, request, envelope, None, Cancellation::new());
+        // Without an audit log the request's span is at info, as its `request done` line.
+        let reply = dispatch(
+            call,
+            Protection::PassThrough,
+            Arc::new(RuntimeConfig::default()),
+        )
+        .await;
+
+        assert!(matches!(reply, Reply::Result(_)), "{reply:?}");
+        let logs = CAPTURED.with(|c| String::from_utf8_lossy(&c.borrow()).into_owned());
+        let done = logs
+            .lines()
+            .find(|l| l.contains("request done"))
+            .unwrap_or_else(|| panic!("no request done line in {logs}"));
+        for field in ["target=\"echo\"", "round=0", "outcome=\"complete\""] {
+            assert!(done.contains(field), "{field} missing from {done}");
+        }
     }
 
     #[actix_rt::test]

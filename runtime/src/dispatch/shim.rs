@@ -59,7 +59,7 @@ pub(crate) async fn run(
 ) -> Result<Map<String, Value>, McpError> {
     let mut rounds = 0;
     let result = flow(call, params, shim, &mut rounds).await;
-    tracing::Span::current().record("round", rounds);
+    call.span.record("round", rounds);
     call.round
         .store(rounds, std::sync::atomic::Ordering::Relaxed);
     result
@@ -75,7 +75,7 @@ async fn flow(
     let method = call.request.method.as_str();
     // Only the target and the arguments are kept: a flow lasts as long as its user takes.
     let (target, arguments) = mrtr::take_target_and_arguments(method, params.unwrap_or_default())?;
-    tracing::Span::current().record("target", target.as_str());
+    call.span.record("target", target.as_str());
 
     let mut answers = InputResponses::new();
     let mut state = None;
