@@ -145,6 +145,9 @@ pub fn check_modern(
 /// `Mcp-Param-*` of a `tools/call`, for a tool this catalog has (an unknown tool is dispatch's
 /// to report).
 fn check_tool_param_headers(request: &Request, http: HttpCheck<'_>) -> Result<(), McpError> {
+    if !http.catalog.mirrors_params() {
+        return Ok(());
+    }
     let params = request.params.as_ref();
     let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
         return Ok(());

@@ -34,6 +34,8 @@ pub struct Catalog {
     templates: Vec<(Arc<dyn ResourceTemplate>, UriTemplate)>,
     methods: Vec<Arc<dyn MethodHandler>>,
     lists: Lists,
+    /// Whether any tool mirrors an argument into an `Mcp-Param-*` header.
+    mirrors_params: bool,
 }
 
 #[derive(Clone, Default)]
@@ -64,6 +66,12 @@ impl Catalog {
     pub fn tool(&self, name: &str) -> Option<(&Arc<dyn Tool>, &[HeaderParam])> {
         let e = &self.tools[*self.tool_index.get(name)?];
         Some((&e.tool, &e.header_params))
+    }
+
+    /// Whether any of its tools mirrors an argument into an `Mcp-Param-*` header: when none
+    /// does, a `tools/call` has no such header to check, and its tool is not looked up for it.
+    pub fn mirrors_params(&self) -> bool {
+        self.mirrors_params
     }
 
     /// Whether the tool named `name` takes each sealed state once (`false` for no such tool).
@@ -287,6 +295,7 @@ impl CatalogBuilder {
             c.tool_index
                 .insert(Arc::from(descriptor.name.as_str()), c.tools.len());
             let header_params = descriptor.header_params();
+            c.mirrors_params |= !header_params.is_empty();
             c.tools.push(Arc::new(ToolEntry {
                 tool,
                 descriptor,
@@ -467,6 +476,34 @@ mod tests {
                 "not read in this test".into(),
             ))
         }
+    }
+
+    #[test]
+    fn a_catalog_mirrors_params_only_while_one_of_its_tools_does() {
+        let tool = |name: &str, schema: serde_json::Value| {
+            crate::handler::fn_tool(
+                crate::handler::ToolDescriptor::new(name, "A tool.", schema),
+                |_ctx, _args| async {
+                    Ok(crate::protocol::result::CallToolResult::text("").into())
+                },
+            )
+        };
+        let mirrored = tool(
+            "mirrored",
+            serde_json::json!({"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"}
+            }}),
+        );
+        let plain = tool("plain", serde_json::json!({"type": "object"}));
+        let both = Catalog::builder()
+            .tool(mirrored)
+            .tool(plain.clone())
+            .build();
+        let without = Allow::default().tools(["mirrored"]);
+
+        assert!(both.mirrors_params());
+        assert!(!Catalog::builder().tool(plain).build().mirrors_params());
+        assert!(!both.excluding(&without).mirrors_params());
     }
 
     #[test]
