@@ -347,9 +347,11 @@ async fn modern(
 ) -> Result<HttpResponse, RpcError> {
     let id = request.id.clone();
     let refused = |e| RpcError::refused(Some(&id), e);
-    let mcp_headers = headers.mcp().map_err(refused)?;
     let principal_id = principal.id_arc();
     let caller = Caller::new(tenant.clone(), principal).calling_from(client);
+    let mcp_headers = headers
+        .mcp(caller.catalog.mirrors_params())
+        .map_err(refused)?;
     let envelope = envelope::check_modern(
         &mut request,
         Some(HttpCheck {

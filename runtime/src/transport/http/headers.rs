@@ -115,7 +115,10 @@ impl<'a> Headers<'a> {
     /// The MCP headers the envelope checks compare with the body. A repeated MCP header is
     /// refused: intermediaries route on these headers, and two values would let them see one
     /// request and the server another.
-    pub(crate) fn mcp(&self) -> Result<HttpHeaders<'a>, McpError> {
+    ///
+    /// `Mcp-Param-*` headers are collected only when the catalog `mirrors` arguments into
+    /// them: otherwise no check reads them, and every header would be looked at for nothing.
+    pub(crate) fn mcp(&self, mirrors: bool) -> Result<HttpHeaders<'a>, McpError> {
         let single = |name: &HeaderName| {
             let mut values = self.0.get_all(name);
             let first = values.next().map(text);
@@ -124,14 +127,17 @@ impl<'a> Headers<'a> {
                 None => Ok(first),
             }
         };
-        let params = self
-            .0
-            .iter()
-            .filter_map(|(name, value)| {
-                let suffix = name.as_str().strip_prefix("mcp-param-")?;
-                Some((suffix, text(value)))
-            })
-            .collect();
+        let params = if mirrors {
+            self.0
+                .iter()
+                .filter_map(|(name, value)| {
+                    let suffix = name.as_str().strip_prefix("mcp-param-")?;
+                    Some((suffix, text(value)))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(HttpHeaders {
             protocol_version: single(&PROTOCOL_VERSION)?,
             method: single(&METHOD)?,
@@ -149,6 +155,25 @@ fn text(value: &header::HeaderValue) -> HeaderText<'_> {
 mod tests {
     use super::*;
     use actix_web::test::TestRequest;
+
+    #[test]
+    fn mcp_param_headers_are_collected_only_when_the_catalog_mirrors_arguments() {
+        let req = TestRequest::default()
+            .insert_header(("mcp-method", "tools/call"))
+            .insert_header(("mcp-param-region", "eu"))
+            .to_http_request();
+        let headers = Headers::of(&req);
+
+        let mirrored = headers.mcp(true).expect("no repeated header");
+        assert_eq!(mirrored.params.len(), 1);
+        assert_eq!(mirrored.params[0].0, "region");
+        let plain = headers.mcp(false).expect("no repeated header");
+        assert!(plain.params.is_empty());
+        assert!(
+            plain.method.is_some(),
+            "the other MCP headers are read either way"
+        );
+    }
 
     #[test]
     fn a_second_host_origin_or_authorization_is_named_and_one_of_each_is_not() {
