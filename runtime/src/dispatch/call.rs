@@ -44,9 +44,10 @@ pub(crate) struct Call {
     /// The round this request is (modern), or the rounds its shim flow took (legacy), once
     /// known: for the audit record.
     pub(crate) round: AtomicU32,
-    /// The request's span, once `dispatch` made it (none before): what a round learns (its
-    /// target, its round) is recorded on it directly, without asking the subscriber for the
-    /// current span each time.
+    /// The request's span, once `dispatch` made it: what a round learns (its target, its
+    /// round) and the reply's outcome and code are recorded on it directly, without asking
+    /// the subscriber for the current span each time. Until then it is no span, and what is
+    /// recorded on it is lost: every call is run through `dispatch`.
     pub(crate) span: tracing::Span,
 }
 

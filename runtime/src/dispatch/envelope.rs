@@ -143,7 +143,8 @@ pub fn check_modern(
 }
 
 /// `Mcp-Param-*` of a `tools/call`, for a tool this catalog has (an unknown tool is dispatch's
-/// to report).
+/// to report). A catalog whose tools mirror no argument has nothing to check: the transport
+/// then collects no `Mcp-Param-*` header either.
 fn check_tool_param_headers(request: &Request, http: HttpCheck<'_>) -> Result<(), McpError> {
     if !http.catalog.mirrors_params() {
         return Ok(());

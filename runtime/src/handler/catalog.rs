@@ -504,6 +504,8 @@ mod tests {
         assert!(both.mirrors_params());
         assert!(!Catalog::builder().tool(plain).build().mirrors_params());
         assert!(!both.excluding(&without).mirrors_params());
+        let plain_only = Allow::default().tools(["plain"]);
+        assert!(!both.restricted_to(&plain_only).mirrors_params());
     }
 
     #[test]
