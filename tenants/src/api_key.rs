@@ -192,7 +192,7 @@ impl ApiKeyRecord {
 
     /// Constant-time check of a secret hashed once for several records.
     pub fn matches(&self, presented: &PresentedKey) -> bool {
-        self.hash.ct_eq(&presented.0).into()
+        digests_equal(&self.hash, &presented.0)
     }
 
     /// The SHA-256 of the secret: what a registry indexes its keys by.
@@ -227,6 +227,22 @@ fn hash(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()
 }
 
+/// Whether two digests are equal, in constant time: compared as four words, each with
+/// `subtle`, rather than as 32 bytes one by one (about 340 instructions on every
+/// authenticated request, against about 60).
+fn digests_equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    let word = |d: &[u8; 32], i: usize| {
+        let mut w = [0; 8];
+        w.copy_from_slice(&d[i * 8..i * 8 + 8]);
+        u64::from_ne_bytes(w)
+    };
+    (0..4)
+        .fold(subtle::Choice::from(1), |equal, i| {
+            equal & word(a, i).ct_eq(&word(b, i))
+        })
+        .into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +254,17 @@ mod tests {
         assert!(record.verify(&key.secret));
         assert!(!record.verify("rt_wrong"));
         assert!(!record.verify(""));
+    }
+
+    #[test]
+    fn digests_are_equal_only_when_every_byte_is() {
+        let digest = hash("rt_secret");
+        assert!(digests_equal(&digest, &hash("rt_secret")));
+        for byte in [0, 7, 8, 31] {
+            let mut other = digest;
+            other[byte] ^= 1;
+            assert!(!digests_equal(&digest, &other), "byte {byte} differs");
+        }
     }
 
     #[test]
