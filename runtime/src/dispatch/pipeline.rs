@@ -527,11 +527,7 @@ mod tests {
         .await;
 
         assert!(matches!(reply, Reply::Result(_)), "{reply:?}");
-        let logs = CAPTURED.with(|c| String::from_utf8_lossy(&c.borrow()).into_owned());
-        let done = logs
-            .lines()
-            .find(|l| l.contains("request done"))
-            .unwrap_or_else(|| panic!("no request done line in {logs}"));
+        let done = request_done_line();
         for field in ["target=\"echo\"", "round=0", "outcome=\"complete\""] {
             assert!(done.contains(field), "{field} missing from {done}");
         }
@@ -549,12 +545,17 @@ mod tests {
         .await;
 
         assert!(matches!(reply, Reply::Error(_)), "{reply:?}");
-        let logs = CAPTURED.with(|c| String::from_utf8_lossy(&c.borrow()).into_owned());
-        let done = logs
-            .lines()
-            .find(|l| l.contains("request done"))
-            .unwrap_or_else(|| panic!("no request done line in {logs}"));
+        let done = request_done_line();
         assert!(done.contains("code=-32603"), "{done}");
+    }
+
+    /// The `request done` line among this thread's captured logs.
+    fn request_done_line() -> String {
+        let logs = CAPTURED.with(|c| String::from_utf8_lossy(&c.borrow()).into_owned());
+        logs.lines()
+            .find(|l| l.contains("request done"))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("no request done line in {logs}"))
     }
 
     #[actix_rt::test]
