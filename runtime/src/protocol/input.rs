@@ -360,14 +360,18 @@ pub fn parse_input_responses(value: Option<Value>) -> Result<InputResponses, Mcp
     let Value::Object(map) = value else {
         return Err(McpError::invalid_params("inputResponses must be an object"));
     };
-    map.into_iter()
-        .map(|(key, answer)| match answer {
-            Value::Object(o) => Ok((key, InputResponse::new(o))),
-            _ => Err(McpError::invalid_params(format!(
+    // Inserted one by one: collecting would gather the answers in a vector, sort it and
+    // build the map from it, about twice the work for the one or two answers a round has.
+    let mut answers = InputResponses::new();
+    for (key, answer) in map {
+        let Value::Object(answer) = answer else {
+            return Err(McpError::invalid_params(format!(
                 "inputResponses[\"{key}\"] must be an object"
-            ))),
-        })
-        .collect()
+            )));
+        };
+        answers.insert(key, InputResponse::new(answer));
+    }
+    Ok(answers)
 }
 
 #[cfg(test)]
@@ -406,6 +410,18 @@ mod tests {
     #[test]
     fn null_input_responses_are_rejected() {
         assert!(parse_input_responses(Some(Value::Null)).is_err());
+    }
+
+    #[test]
+    fn every_answer_is_kept_under_its_key() {
+        let answers = parse_input_responses(Some(json!({
+            "b": {"action": "decline"},
+            "a": {"action": "accept", "content": {"ok": true}},
+        })))
+        .expect("answers");
+        assert_eq!(answers.keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(answers["a"].action(), Some(ElicitAction::Accept));
+        assert_eq!(answers["b"].action(), Some(ElicitAction::Decline));
     }
 
     #[test]
