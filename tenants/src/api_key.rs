@@ -231,14 +231,12 @@ fn hash(secret: &str) -> [u8; 32] {
 /// `subtle`, rather than as 32 bytes one by one (about 340 instructions on every
 /// authenticated request, against about 60).
 fn digests_equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
-    let word = |d: &[u8; 32], i: usize| {
-        let mut w = [0; 8];
-        w.copy_from_slice(&d[i * 8..i * 8 + 8]);
-        u64::from_ne_bytes(w)
-    };
-    (0..4)
-        .fold(subtle::Choice::from(1), |equal, i| {
-            equal & word(a, i).ct_eq(&word(b, i))
+    let (a, _) = a.as_chunks::<8>();
+    let (b, _) = b.as_chunks::<8>();
+    a.iter()
+        .zip(b)
+        .fold(subtle::Choice::from(1), |equal, (a, b)| {
+            equal & u64::from_ne_bytes(*a).ct_eq(&u64::from_ne_bytes(*b))
         })
         .into()
 }
@@ -260,7 +258,7 @@ mod tests {
     fn digests_are_equal_only_when_every_byte_is() {
         let digest = hash("rt_secret");
         assert!(digests_equal(&digest, &hash("rt_secret")));
-        for byte in [0, 7, 8, 31] {
+        for byte in 0..32 {
             let mut other = digest;
             other[byte] ^= 1;
             assert!(!digests_equal(&digest, &other), "byte {byte} differs");
