@@ -459,18 +459,27 @@ mod tests {
     fn call_of(handler: Arc<dyn MethodHandler>, cancel: Cancellation) -> Call {
         let method = handler.method().to_owned();
         let catalog = Catalog::builder().method(handler).build();
-        let tenant = Arc::new(Tenant::new("t", catalog));
-        let mut request = Request {
-            id: RequestId::Number(1.into()),
-            method,
-            params: json!({"_meta": {
+        modern_call(catalog, &method, json!({}), cancel)
+    }
+
+    /// A modern call of `method` with `params` (and a `_meta` that declares roots) to a
+    /// tenant serving `catalog`, cancelled through `cancel`.
+    fn modern_call(catalog: Catalog, method: &str, params: Value, cancel: Cancellation) -> Call {
+        let mut params = params.as_object().cloned().unwrap_or_default();
+        params.insert(
+            "_meta".into(),
+            json!({
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
-            }})
-            .as_object()
-            .cloned(),
+            }),
+        );
+        let mut request = Request {
+            id: RequestId::Number(1.into()),
+            method: method.to_owned(),
+            params: Some(params),
         };
         let envelope = check_modern(&mut request, None).expect("a modern request");
+        let tenant = Arc::new(Tenant::new("t", catalog));
         Call::modern(
             Caller::new(tenant, Principal::anonymous()),
             request,
@@ -480,18 +489,23 @@ mod tests {
         )
     }
 
+    /// `call` dispatched without sealing, in the default configuration.
+    async fn dispatched(call: Call) -> Reply {
+        dispatch(
+            call,
+            Protection::PassThrough,
+            Arc::new(RuntimeConfig::default()),
+        )
+        .await
+    }
+
     #[actix_rt::test]
     async fn a_request_cancelled_before_it_runs_is_cancelled_and_its_handler_never_runs() {
         let ran = Arc::new(AtomicBool::new(false));
         let cancel = Cancellation::new();
         cancel.cancel();
         let call = call_of(Arc::new(Runs(ran.clone())), cancel);
-        let reply = dispatch(
-            call,
-            Protection::PassThrough,
-            Arc::new(RuntimeConfig::default()),
-        )
-        .await;
+        let reply = dispatched(call).await;
 
         assert!(matches!(reply, Reply::Cancelled), "{reply:?}");
         assert!(!ran.load(Ordering::Relaxed));
@@ -504,27 +518,15 @@ mod tests {
             crate::handler::ToolDescriptor::no_args("echo", "Echoes."),
             |_ctx, _args| async { Ok(crate::protocol::result::CallToolResult::text("hi").into()) },
         );
-        let tenant = Arc::new(Tenant::new("t", Catalog::builder().tool(echo).build()));
-        let mut request = Request {
-            id: RequestId::Number(1.into()),
-            method: "tools/call".into(),
-            params: json!({"name": "echo", "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }})
-            .as_object()
-            .cloned(),
-        };
-        let envelope = check_modern(&mut request, None).expect("a modern request");
-        let caller = Caller::new(tenant, Principal::anonymous());
-        let call = Call::modern(caller, request, envelope, None, Cancellation::new());
+        let catalog = Catalog::builder().tool(echo).build();
+        let call = modern_call(
+            catalog,
+            "tools/call",
+            json!({"name": "echo"}),
+            Cancellation::new(),
+        );
         // Without an audit log the request's span is at info, as its `request done` line.
-        let reply = dispatch(
-            call,
-            Protection::PassThrough,
-            Arc::new(RuntimeConfig::default()),
-        )
-        .await;
+        let reply = dispatched(call).await;
 
         assert!(matches!(reply, Reply::Result(_)), "{reply:?}");
         let done = request_done_line();
@@ -537,12 +539,7 @@ mod tests {
     async fn the_request_done_line_of_an_error_names_its_code() {
         capture_logs();
         let call = call_of(Arc::new(Asks), Cancellation::new());
-        let reply = dispatch(
-            call,
-            Protection::PassThrough,
-            Arc::new(RuntimeConfig::default()),
-        )
-        .await;
+        let reply = dispatched(call).await;
 
         assert!(matches!(reply, Reply::Error(_)), "{reply:?}");
         let done = request_done_line();
@@ -562,12 +559,7 @@ mod tests {
     async fn input_required_from_a_custom_method_is_an_internal_error_and_a_log_line() {
         capture_logs();
         let call = call_of(Arc::new(Asks), Cancellation::new());
-        let reply = dispatch(
-            call,
-            Protection::PassThrough,
-            Arc::new(RuntimeConfig::default()),
-        )
-        .await;
+        let reply = dispatched(call).await;
 
         let Reply::Error(error) = reply else {
             panic!("expected an error, got {reply:?}")
