@@ -383,11 +383,14 @@ mod tests {
     use super::*;
     use crate::dispatch::call::Caller;
     use crate::dispatch::envelope::check_modern;
+    use crate::dispatch::relay::{Relay, Shim};
     use crate::handler::Cancellation;
     use crate::handler::{
         Catalog, Context, InputRequired, MethodHandler, MethodOutcome, Principal, Tenant,
     };
-    use crate::protocol::{Request, RequestId};
+    use crate::protocol::input::{InputRequests, InputResponse, InputResponses};
+    use crate::protocol::result::CallToolResult;
+    use crate::protocol::{ClientCapabilities, Request, RequestId};
 
     /// A custom method that (wrongly) asks for input.
     struct Asks;
@@ -544,6 +547,68 @@ mod tests {
         assert!(matches!(reply, Reply::Error(_)), "{reply:?}");
         let done = request_done_line();
         assert!(done.contains("code=-32603"), "{done}");
+    }
+
+    /// A legacy client that answers every request of a round with no roots.
+    #[derive(Debug)]
+    struct NoRoots;
+
+    #[async_trait(?Send)]
+    impl Relay for NoRoots {
+        async fn relay(&self, requests: InputRequests) -> Result<InputResponses, McpError> {
+            let none = json!({"roots": []})
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
+            Ok(requests
+                .into_keys()
+                .map(|key| (key, InputResponse::new(none.clone())))
+                .collect())
+        }
+    }
+
+    #[actix_rt::test]
+    async fn a_legacy_flows_request_done_line_names_its_target_its_rounds_and_its_outcome() {
+        capture_logs();
+        let asker = crate::handler::fn_tool(
+            crate::handler::ToolDescriptor::no_args("asker", "Asks for the roots once."),
+            |ctx, _args| async move {
+                Ok(match ctx.input_response("roots") {
+                    Some(_) => Outcome::Complete(CallToolResult::text("done")),
+                    None => Outcome::InputRequired(InputRequired::new().list_roots("roots")),
+                })
+            },
+        );
+        let tenant = Arc::new(Tenant::new("t", Catalog::builder().tool(asker).build()));
+        let request = Request {
+            id: RequestId::Number(1.into()),
+            method: "tools/call".into(),
+            params: json!({"name": "asker"}).as_object().cloned(),
+        };
+        let declared = json!({"roots": {}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let shim = Shim {
+            relay: Ok(Arc::new(NoRoots)),
+            max_rounds: 8,
+            run_timeout: Duration::from_secs(5),
+        };
+        let call = Call::legacy(
+            Caller::new(tenant, Principal::anonymous()),
+            request,
+            ClientCapabilities::new(declared),
+            None,
+            Cancellation::new(),
+            shim,
+        );
+        let reply = dispatched(call).await;
+
+        assert!(matches!(reply, Reply::Result(_)), "{reply:?}");
+        let done = request_done_line();
+        for field in ["target=\"asker\"", "round=1", "outcome=\"complete\""] {
+            assert!(done.contains(field), "{field} missing from {done}");
+        }
     }
 
     /// The `request done` line among this thread's captured logs.
