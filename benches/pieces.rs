@@ -27,7 +27,7 @@ fn envelope(c: &mut Criterion) {
         protocol_version: Some(HeaderText::Text("2026-07-28")),
         method: Some(HeaderText::Text("tools/call")),
         name: Some(HeaderText::Text("echo")),
-        params: Vec::new(),
+        ..HttpHeaders::default()
     };
     c.bench_function("envelope/parse_and_check", |b| {
         b.iter(|| {

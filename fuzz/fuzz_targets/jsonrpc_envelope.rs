@@ -19,11 +19,12 @@ fuzz_target!(|data: &[u8]| {
     // The headers a correct client would send, and the body's own text as a header value.
     let text = String::from_utf8_lossy(data);
     let _ = decode_header_value(&text);
+    let params = vec![("region", HeaderText::Text(&text))];
     let headers = HttpHeaders {
         protocol_version: Some(HeaderText::Text("2026-07-28")),
         method: Some(HeaderText::Text(&request.method)),
         name: Some(HeaderText::Text(&text)),
-        params: vec![("region", HeaderText::Text(&text))],
+        params: &params,
     };
     let catalog = Catalog::builder().build();
     let _ = check_modern(

@@ -28,7 +28,7 @@ const REMOVED_METHODS: &[&str] = &[
 
 /// The MCP headers of an HTTP request (absent on stdio), borrowed from the request: they
 /// are only compared with the body, never kept. `None` is a header not sent.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct HttpHeaders<'a> {
     /// `MCP-Protocol-Version`.
     pub protocol_version: Option<HeaderText<'a>>,
@@ -36,8 +36,39 @@ pub struct HttpHeaders<'a> {
     pub method: Option<HeaderText<'a>>,
     /// `Mcp-Name`.
     pub name: Option<HeaderText<'a>>,
-    /// `Mcp-Param-{Name}` headers: `{Name}` lower-cased, and the value.
-    pub params: Vec<(&'a str, HeaderText<'a>)>,
+    /// `Mcp-Param-{Name}` headers, read by name.
+    pub params: &'a dyn ParamHeaders,
+}
+
+impl Default for HttpHeaders<'_> {
+    /// No header sent.
+    fn default() -> Self {
+        static NONE: Vec<(&str, HeaderText<'_>)> = Vec::new();
+        HttpHeaders {
+            protocol_version: None,
+            method: None,
+            name: None,
+            params: &NONE,
+        }
+    }
+}
+
+/// A request's `Mcp-Param-{Name}` headers, read by the names a tool declares. Only a call of
+/// a tool that mirrors arguments into them reads any, so a transport can look them up then
+/// rather than gather them from every header of every request.
+pub trait ParamHeaders: std::fmt::Debug {
+    /// Every value sent as `Mcp-Param-{name}` (`name` in any case), in order.
+    fn values(&self, name: &str) -> Vec<HeaderText<'_>>;
+}
+
+/// Headers gathered beforehand: `{Name}` lower-cased, and the value.
+impl ParamHeaders for Vec<(&str, HeaderText<'_>)> {
+    fn values(&self, name: &str) -> Vec<HeaderText<'_>> {
+        self.iter()
+            .filter(|(sent, _)| sent.eq_ignore_ascii_case(name))
+            .map(|(_, value)| *value)
+            .collect()
+    }
 }
 
 /// A header value as it arrived: text, or bytes that are not visible ASCII. A value that is
@@ -143,8 +174,8 @@ pub fn check_modern(
 }
 
 /// `Mcp-Param-*` of a `tools/call`, for a tool this catalog has (an unknown tool is dispatch's
-/// to report). A catalog whose tools mirror no argument has nothing to check: the transport
-/// then collects no `Mcp-Param-*` header either.
+/// to report). A catalog whose tools mirror no argument has nothing to check, and its tools
+/// are not looked up for it.
 fn check_tool_param_headers(request: &Request, http: HttpCheck<'_>) -> Result<(), McpError> {
     if !http.catalog.mirrors_params() {
         return Ok(());
@@ -240,17 +271,14 @@ pub fn check_param_headers(
     headers: &HttpHeaders,
 ) -> Result<(), McpError> {
     for p in params {
-        let mut matching = headers
-            .params
-            .iter()
-            .filter(|(name, _)| name.eq_ignore_ascii_case(&p.header));
-        let header = matching.next().map(|(_, v)| *v);
-        if matching.next().is_some() {
+        let sent = headers.params.values(&p.header);
+        if sent.len() > 1 {
             return Err(McpError::header_mismatch(format!(
                 "Duplicate Mcp-Param-{} header",
                 p.header
             )));
         }
+        let header = sent.first().copied();
         let body = args
             .and_then(|a| a.get(&p.property))
             .filter(|v| !v.is_null());
@@ -334,7 +362,7 @@ mod tests {
             protocol_version: Some(HeaderText::Text(version)),
             method: Some(HeaderText::Text(method)),
             name: name.map(HeaderText::Text),
-            params: vec![],
+            ..HttpHeaders::default()
         }
     }
 
@@ -438,8 +466,9 @@ mod tests {
             kind: HeaderKind::Integer,
         }];
         let args = json!({"count": 42});
+        let sent = vec![("count", HeaderText::Text("042"))];
         let h = HttpHeaders {
-            params: vec![("count", HeaderText::Text("042"))],
+            params: &sent,
             ..Default::default()
         };
         assert!(check_param_headers(&p, args.as_object(), &h).is_ok());
@@ -452,8 +481,9 @@ mod tests {
             property: "region".into(),
             kind: HeaderKind::String,
         }];
+        let sent = vec![("region", HeaderText::Text("eu"))];
         let h = HttpHeaders {
-            params: vec![("region", HeaderText::Text("eu"))],
+            params: &sent,
             ..Default::default()
         };
         assert!(check_param_headers(&p, None, &h).is_err());

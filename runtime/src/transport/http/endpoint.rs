@@ -349,9 +349,7 @@ async fn modern(
     let refused = |e| RpcError::refused(Some(&id), e);
     let principal_id = principal.id_arc();
     let caller = Caller::new(tenant.clone(), principal).calling_from(client);
-    let mcp_headers = headers
-        .mcp(caller.catalog.mirrors_params())
-        .map_err(refused)?;
+    let mcp_headers = headers.mcp().map_err(refused)?;
     let envelope = envelope::check_modern(
         &mut request,
         Some(HttpCheck {

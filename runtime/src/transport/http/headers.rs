@@ -8,7 +8,7 @@
 use actix_web::http::header::{self, HeaderMap, HeaderName};
 use actix_web::HttpRequest;
 
-use crate::dispatch::envelope::{HeaderText, HttpHeaders};
+use crate::dispatch::envelope::{HeaderText, HttpHeaders, ParamHeaders};
 use crate::protocol::{Era, McpError, ProtocolVersion};
 
 /// `Mcp-Session-Id`, as the client sends it and as `initialize` answers it.
@@ -26,7 +26,7 @@ const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 
 /// The headers of one request.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Headers<'a>(&'a HeaderMap);
 
 impl<'a> Headers<'a> {
@@ -120,14 +120,9 @@ impl<'a> Headers<'a> {
 
     /// The MCP headers the envelope checks compare with the body. A repeated MCP header is
     /// refused: intermediaries route on these headers, and two values would let them see one
-    /// request and the server another.
-    ///
-    /// `Mcp-Param-*` headers are collected only `with_params`: the caller asks for them when
-    /// its catalog mirrors arguments into them ([`Catalog::mirrors_params`]); otherwise no
-    /// check reads them, and every header would be looked at for nothing.
-    ///
-    /// [`Catalog::mirrors_params`]: crate::handler::Catalog::mirrors_params
-    pub(crate) fn mcp(&self, with_params: bool) -> Result<HttpHeaders<'a>, McpError> {
+    /// request and the server another. `Mcp-Param-*` headers are looked up by name, and
+    /// only by a check that needs them.
+    pub(crate) fn mcp(&self) -> Result<HttpHeaders<'_>, McpError> {
         let single = |name: &HeaderName| {
             let mut values = self.0.get_all(name);
             let first = values.next().map(text);
@@ -136,23 +131,22 @@ impl<'a> Headers<'a> {
                 None => Ok(first),
             }
         };
-        let params = if with_params {
-            self.0
-                .iter()
-                .filter_map(|(name, value)| {
-                    let suffix = name.as_str().strip_prefix("mcp-param-")?;
-                    Some((suffix, text(value)))
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
         Ok(HttpHeaders {
             protocol_version: single(&PROTOCOL_VERSION)?,
             method: single(&METHOD)?,
             name: single(&NAME)?,
-            params,
+            params: self,
         })
+    }
+}
+
+impl ParamHeaders for Headers<'_> {
+    /// Looked up as one header name: a name that cannot be a header's was not sent.
+    fn values(&self, name: &str) -> Vec<HeaderText<'_>> {
+        match HeaderName::try_from(format!("mcp-param-{name}")) {
+            Ok(name) => self.0.get_all(name).map(text).collect(),
+            Err(_) => Vec::new(),
+        }
     }
 }
 
@@ -181,18 +175,20 @@ mod tests {
     }
 
     #[test]
-    fn mcp_param_headers_are_collected_only_when_the_catalog_mirrors_arguments() {
+    fn an_mcp_param_header_is_read_by_its_name_in_any_case_with_every_value_sent() {
         let req = TestRequest::default()
-            .insert_header(("mcp-method", "tools/call"))
-            .insert_header(("mcp-param-region", "eu"))
+            .append_header(("mcp-param-region", "eu"))
+            .append_header(("Mcp-Param-Region", "us"))
+            .append_header(("mcp-param-zone", "a"))
             .to_http_request();
         let headers = Headers::of(&req);
+        let mcp = headers.mcp().expect("no repeated header");
 
-        let mirrored = headers.mcp(true).expect("no repeated header");
-        assert_eq!(mirrored.params.len(), 1);
-        assert_eq!(mirrored.params[0].0, "region");
-        let plain = headers.mcp(false).expect("no repeated header");
-        assert!(plain.params.is_empty());
+        let region = [HeaderText::Text("eu"), HeaderText::Text("us")];
+        assert_eq!(mcp.params.values("Region"), region);
+        assert_eq!(mcp.params.values("zone"), [HeaderText::Text("a")]);
+        assert!(mcp.params.values("tier").is_empty());
+        assert!(mcp.params.values("not a name").is_empty());
     }
 
     #[test]
