@@ -235,8 +235,8 @@ fn digests_equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
     let (b, _) = b.as_chunks::<8>();
     a.iter()
         .zip(b)
-        .fold(subtle::Choice::from(1), |equal, (a, b)| {
-            equal & u64::from_ne_bytes(*a).ct_eq(&u64::from_ne_bytes(*b))
+        .fold(subtle::Choice::from(1), |equal, (x, y)| {
+            equal & u64::from_ne_bytes(*x).ct_eq(&u64::from_ne_bytes(*y))
         })
         .into()
 }

@@ -28,7 +28,7 @@ const REMOVED_METHODS: &[&str] = &[
 
 /// The MCP headers of an HTTP request (absent on stdio), borrowed from the request: they
 /// are only compared with the body, never kept. `None` is a header not sent.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct HttpHeaders<'a> {
     /// `MCP-Protocol-Version`.
     pub protocol_version: Option<HeaderText<'a>>,
@@ -43,25 +43,46 @@ pub struct HttpHeaders<'a> {
 impl Default for HttpHeaders<'_> {
     /// No header sent.
     fn default() -> Self {
-        static NONE: Vec<(&str, HeaderText<'_>)> = Vec::new();
         HttpHeaders {
             protocol_version: None,
             method: None,
             name: None,
-            params: &NONE,
+            params: &NoParams,
         }
+    }
+}
+
+/// The headers `params` reads from hold every header of the request, its `Authorization`
+/// too: they are left out.
+impl std::fmt::Debug for HttpHeaders<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpHeaders")
+            .field("protocol_version", &self.protocol_version)
+            .field("method", &self.method)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
 /// A request's `Mcp-Param-{Name}` headers, read by the names a tool declares. Only a call of
 /// a tool that mirrors arguments into them reads any, so a transport can look them up then
 /// rather than gather them from every header of every request.
-pub trait ParamHeaders: std::fmt::Debug {
+pub trait ParamHeaders {
     /// Every value sent as `Mcp-Param-{name}` (`name` in any case), in order.
     fn values(&self, name: &str) -> Vec<HeaderText<'_>>;
 }
 
-/// Headers gathered beforehand: `{Name}` lower-cased, and the value.
+/// No `Mcp-Param-*` header sent.
+#[derive(Debug)]
+pub struct NoParams;
+
+impl ParamHeaders for NoParams {
+    fn values(&self, _name: &str) -> Vec<HeaderText<'_>> {
+        Vec::new()
+    }
+}
+
+/// Headers gathered beforehand: each `{Name}` as sent, and its value.
 impl ParamHeaders for Vec<(&str, HeaderText<'_>)> {
     fn values(&self, name: &str) -> Vec<HeaderText<'_>> {
         self.iter()

@@ -26,7 +26,7 @@ const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 const TRACESTATE: HeaderName = HeaderName::from_static("tracestate");
 
 /// The headers of one request.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) struct Headers<'a>(&'a HeaderMap);
 
 impl<'a> Headers<'a> {
@@ -122,7 +122,7 @@ impl<'a> Headers<'a> {
     /// refused: intermediaries route on these headers, and two values would let them see one
     /// request and the server another. `Mcp-Param-*` headers are looked up by name, and
     /// only by a check that needs them.
-    pub(crate) fn mcp(&self) -> Result<HttpHeaders<'_>, McpError> {
+    pub(crate) fn mcp(&self) -> Result<HttpHeaders<'a>, McpError> {
         let single = |name: &HeaderName| {
             let mut values = self.0.get_all(name);
             let first = values.next().map(text);
@@ -135,18 +135,23 @@ impl<'a> Headers<'a> {
             protocol_version: single(&PROTOCOL_VERSION)?,
             method: single(&METHOD)?,
             name: single(&NAME)?,
-            params: self,
+            params: self.0,
         })
     }
 }
 
-impl ParamHeaders for Headers<'_> {
-    /// Looked up as one header name: a name that cannot be a header's was not sent.
+/// Found by a scan of the names, which builds no `HeaderName` (for a name that is not a
+/// standard header's, an allocation): asked only for a tool that mirrors arguments.
+impl ParamHeaders for HeaderMap {
     fn values(&self, name: &str) -> Vec<HeaderText<'_>> {
-        match HeaderName::try_from(format!("mcp-param-{name}")) {
-            Ok(name) => self.0.get_all(name).map(text).collect(),
-            Err(_) => Vec::new(),
-        }
+        self.iter()
+            .filter(|(sent, _)| {
+                sent.as_str()
+                    .strip_prefix("mcp-param-")
+                    .is_some_and(|suffix| suffix.eq_ignore_ascii_case(name))
+            })
+            .map(|(_, value)| text(value))
+            .collect()
     }
 }
 
