@@ -468,7 +468,7 @@ mod tests {
     /// A modern call of `method` with `params` (and a `_meta` that declares roots) to a
     /// tenant serving `catalog`, cancelled through `cancel`.
     fn modern_call(catalog: Catalog, method: &str, params: Value, cancel: Cancellation) -> Call {
-        let mut params = params.as_object().cloned().unwrap_or_default();
+        let mut params = object(params);
         params.insert(
             "_meta".into(),
             json!({
@@ -476,11 +476,7 @@ mod tests {
                 "io.modelcontextprotocol/clientCapabilities": {"roots": {}},
             }),
         );
-        let mut request = Request {
-            id: RequestId::Number(1.into()),
-            method: method.to_owned(),
-            params: Some(params),
-        };
+        let mut request = request(method, params);
         let envelope = check_modern(&mut request, None).expect("a modern request");
         let tenant = Arc::new(Tenant::new("t", catalog));
         Call::modern(
@@ -490,6 +486,23 @@ mod tests {
             None,
             cancel,
         )
+    }
+
+    /// A request of `method` with `params`.
+    fn request(method: &str, params: Map<String, Value>) -> Request {
+        Request {
+            id: RequestId::Number(1.into()),
+            method: method.to_owned(),
+            params: Some(params),
+        }
+    }
+
+    /// `value`'s members, when it is an object.
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(members) => members,
+            _ => Map::new(),
+        }
     }
 
     /// `call` dispatched without sealing, in the default configuration.
@@ -556,10 +569,7 @@ mod tests {
     #[async_trait(?Send)]
     impl Relay for NoRoots {
         async fn relay(&self, requests: InputRequests) -> Result<InputResponses, McpError> {
-            let none = json!({"roots": []})
-                .as_object()
-                .cloned()
-                .unwrap_or_default();
+            let none = object(json!({"roots": []}));
             Ok(requests
                 .into_keys()
                 .map(|key| (key, InputResponse::new(none.clone())))
@@ -580,15 +590,7 @@ mod tests {
             },
         );
         let tenant = Arc::new(Tenant::new("t", Catalog::builder().tool(asker).build()));
-        let request = Request {
-            id: RequestId::Number(1.into()),
-            method: "tools/call".into(),
-            params: json!({"name": "asker"}).as_object().cloned(),
-        };
-        let declared = json!({"roots": {}})
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
+        let request = request("tools/call", object(json!({"name": "asker"})));
         let shim = Shim {
             relay: Ok(Arc::new(NoRoots)),
             max_rounds: 8,
@@ -597,7 +599,7 @@ mod tests {
         let call = Call::legacy(
             Caller::new(tenant, Principal::anonymous()),
             request,
-            ClientCapabilities::new(declared),
+            ClientCapabilities::new(object(json!({"roots": {}}))),
             None,
             Cancellation::new(),
             shim,
