@@ -179,7 +179,7 @@ pub fn check_modern(
             error
         });
     }
-    let meta = RequestMeta::require(request.params.as_mut())?;
+    let meta = RequestMeta::require(request.params.as_mut(), request.meta_capabilities.take())?;
     if let Some(http) = http {
         check_headers(request, &meta, http.headers)?;
         if request.method == "tools/call" {
@@ -360,6 +360,7 @@ mod tests {
             id: RequestId::Number(1.into()),
             method: method.into(),
             params: params.as_object().cloned(),
+            meta_capabilities: None,
         }
     }
 

@@ -18,20 +18,21 @@ pub fn missing_capabilities(
         if let Value::Object(required) = &*request.required_capabilities() {
             merge(
                 &mut missing,
-                missing_from(required, declared.as_map(), None),
+                missing_from(required, &|key| declared.get(key), None),
             );
         }
     }
     (!missing.is_empty()).then_some(Value::Object(missing))
 }
 
-/// What of `required` is not in `declared`: an absent key is missing with its whole subtree;
-/// a present one is descended only where the requirement names sub-capabilities. A bare
-/// `elicitation` (neither `form` nor `url`) declares form, as the spec reads it: `implied`
-/// names the sub-capability the parent declared that way.
-fn missing_from(
+/// What of `required` is not in `declared` (a lookup of what is declared under a key): an
+/// absent key is missing with its whole subtree; a present one is descended only where the
+/// requirement names sub-capabilities. A bare `elicitation` (neither `form` nor `url`)
+/// declares form, as the spec reads it: `implied` names the sub-capability the parent declared
+/// that way.
+fn missing_from<'a>(
     required: &Map<String, Value>,
-    declared: &Map<String, Value>,
+    declared: &dyn Fn(&str) -> Option<&'a Value>,
     implied: Option<&str>,
 ) -> Map<String, Value> {
     let mut missing = Map::new();
@@ -39,17 +40,21 @@ fn missing_from(
         if implied == Some(key.as_str()) {
             continue;
         }
-        let Some(have) = declared.get(key) else {
+        let Some(have) = declared(key) else {
             missing.insert(key.clone(), need.clone());
             continue;
         };
         let Some(need) = need.as_object().filter(|n| !n.is_empty()) else {
             continue;
         };
-        let nothing = Map::new();
-        let have = have.as_object().unwrap_or(&nothing);
-        let bare = key == "elicitation" && !have.contains_key("form") && !have.contains_key("url");
-        let sub = missing_from(need, have, bare.then_some("form"));
+        let have = have.as_object();
+        let has = |sub: &str| have.is_some_and(|h| h.contains_key(sub));
+        let bare = key == "elicitation" && !has("form") && !has("url");
+        let sub = missing_from(
+            need,
+            &|sub| have.and_then(|h| h.get(sub)),
+            bare.then_some("form"),
+        );
         if !sub.is_empty() {
             missing.insert(key.clone(), Value::Object(sub));
         }

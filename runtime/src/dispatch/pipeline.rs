@@ -494,6 +494,7 @@ mod tests {
             id: RequestId::Number(1.into()),
             method: method.to_owned(),
             params: Some(params),
+            meta_capabilities: None,
         }
     }
 

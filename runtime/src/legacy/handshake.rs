@@ -121,6 +121,7 @@ mod tests {
             id: RequestId::Number(0.into()),
             method: "initialize".into(),
             params: params.as_object().cloned(),
+            meta_capabilities: None,
         })
     }
 

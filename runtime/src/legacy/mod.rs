@@ -196,7 +196,7 @@ impl Legacy {
         account: &Account,
         on: SessionOn,
     ) -> Result<Begun, Refused> {
-        let size = figures::SESSION + figures::json_size(init.client_capabilities.as_map());
+        let size = figures::SESSION + figures::json_size(&*init.client_capabilities.to_map());
         let charge = self
             .ledger
             .charge(account, size)
@@ -252,7 +252,7 @@ impl Legacy {
             holder: Holder::of(account),
             principal: principal.id().to_owned(),
             version: init.version.as_str().to_owned(),
-            capabilities: init.client_capabilities.as_map().clone(),
+            capabilities: init.client_capabilities.to_map().into_owned(),
         })
     }
 }

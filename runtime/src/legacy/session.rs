@@ -603,6 +603,7 @@ mod tests {
             id: RequestId::Number(id.into()),
             method: method.into(),
             params: params.and_then(|p| p.as_object().cloned()),
+            meta_capabilities: None,
         }
     }
 

@@ -1,30 +1,77 @@
 //! Client capabilities as one request declared them.
 //!
-//! Kept as the raw JSON object: the spec lets capability objects carry anything, and the gate
-//! only asks "is this key present". A key counts as declared whatever its members (`{}`
-//! counts), but its value must be an object, as every capability in the schema is: a
-//! declaration such as `"elicitation": true` is refused (-32602) rather than guessed at.
+//! The spec lets capability objects carry anything, and the gate only asks "is this key
+//! present". A key counts as declared whatever its members (`{}` counts), but its value must be
+//! an object, as every capability in the schema is: a declaration such as
+//! `"elicitation": true` is refused (-32602) rather than guessed at.
+//!
+//! Most clients declare a few of the schema's capabilities, each as `{}`. Such a declaration
+//! is kept as one bit per capability, and the parse of a request reads it straight into that
+//! form ([`Parsed`]): no key, map or `Arc` is allocated for it, and the gate tests bits. Any
+//! other declaration is kept whole, as the JSON object it is.
 
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use super::error::McpError;
+use super::other_json::other_json_is;
 
 /// Shared, not copied: the scope, the handler's context and the gate all read the one
-/// declaration a request made. A declaration of nothing holds no map at all (`None`): many
-/// requests declare no capability, and each would otherwise allocate an empty one.
+/// declaration a request made.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ClientCapabilities(Option<Arc<Map<String, Value>>>);
+pub struct ClientCapabilities(Declared);
 
-/// What a declaration of nothing reads as. Only ever read, so the workers that share it
-/// never write its cache line (a shared `Arc` would count every clone there).
-static NOTHING: LazyLock<Map<String, Value>> = LazyLock::new(Map::new);
+/// One declaration in its one form: the same capabilities are always held the same way.
+#[derive(Debug, Clone, PartialEq)]
+enum Declared {
+    /// Only capabilities of the schema, each declared as `{}`: a bit each, in the order of
+    /// [`BARE_NAMES`]. No bit set is a declaration of nothing.
+    Bare(u8),
+    /// Anything else, kept whole.
+    Whole(Arc<Map<String, Value>>),
+}
+
+impl Default for Declared {
+    fn default() -> Self {
+        Self::Bare(0)
+    }
+}
+
+/// The client capabilities of the schema (both eras): each can be held as a bit when it is
+/// declared as `{}`.
+const BARE_NAMES: [&str; 6] = [
+    "elicitation",
+    "experimental",
+    "extensions",
+    "roots",
+    "sampling",
+    "tasks",
+];
+
+/// The bit of a capability of the schema.
+fn bare_bit(name: &str) -> Option<u8> {
+    BARE_NAMES.iter().position(|n| *n == name).map(|i| 1 << i)
+}
+
+/// What every capability held as a bit reads as. Only ever read, so the workers that share
+/// it never write its cache line.
+static EMPTY: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
 
 impl ClientCapabilities {
-    /// The capabilities object a request declared (`_meta` or `initialize`), kept whole.
+    /// The capabilities object a request declared (`_meta` or `initialize`), unchecked.
     pub fn new(map: Map<String, Value>) -> Self {
-        Self((!map.is_empty()).then(|| Arc::new(map)))
+        let bare = map.iter().try_fold(0, |bits, (name, value)| {
+            let empty = value.as_object().is_some_and(Map::is_empty);
+            Some(bits | bare_bit(name).filter(|_| empty)?)
+        });
+        Self(match bare {
+            Some(bits) => Declared::Bare(bits),
+            None => Declared::Whole(Arc::new(map)),
+        })
     }
 
     /// The capabilities object a request declared at `field` (named in the error), checked:
@@ -38,20 +85,30 @@ impl ClientCapabilities {
         }
     }
 
-    /// The declaration as the client sent it.
-    pub fn as_map(&self) -> &Map<String, Value> {
-        self.0.as_deref().unwrap_or(&NOTHING)
+    /// The value declared for `key`, if it is declared.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match &self.0 {
+            Declared::Bare(bits) => bare_bit(key).filter(|b| bits & b != 0).map(|_| &*EMPTY),
+            Declared::Whole(map) => map.get(key),
+        }
+    }
+
+    /// The declaration as a JSON object, as the client sent it (members in key order).
+    pub fn to_map(&self) -> Cow<'_, Map<String, Value>> {
+        match &self.0 {
+            Declared::Bare(bits) => Cow::Owned(bare_map(*bits)),
+            Declared::Whole(map) => Cow::Borrowed(map),
+        }
     }
 
     /// Is `key` declared at the top level?
     pub fn has(&self, key: &str) -> bool {
-        self.as_map().contains_key(key)
+        self.get(key).is_some()
     }
 
     /// Is `sub` declared under `key` (e.g. `elicitation.url`)?
     pub fn has_sub(&self, key: &str, sub: &str) -> bool {
-        self.as_map()
-            .get(key)
+        self.get(key)
             .and_then(Value::as_object)
             .is_some_and(|m| m.contains_key(sub))
     }
@@ -59,7 +116,7 @@ impl ClientCapabilities {
     /// Form elicitation: `elicitation.form`, or a bare `elicitation` that names neither mode
     /// (the backward-compatible reading).
     pub fn allows_form_elicitation(&self) -> bool {
-        match self.as_map().get("elicitation") {
+        match self.get("elicitation") {
             None => false,
             Some(Value::Object(m)) => m.contains_key("form") || !m.contains_key("url"),
             // Not an object: `declared` refuses it; built by `new`, it declares nothing.
@@ -71,6 +128,140 @@ impl ClientCapabilities {
     pub fn allows_url_elicitation(&self) -> bool {
         self.has_sub("elicitation", "url")
     }
+}
+
+/// The capabilities of `bits`, each as `{}`.
+fn bare_map(bits: u8) -> Map<String, Value> {
+    BARE_NAMES
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .map(|(_, name)| ((*name).to_owned(), Value::Object(Map::new())))
+        .collect()
+}
+
+/// A declaration as a request's parse reads it: the bits when it is one of the schema's
+/// capabilities each declared as `{}`, otherwise the JSON as sent, for
+/// [`ClientCapabilities::declared`] to check (an object) or for the envelope check to refuse
+/// (anything else). Member for member, the same reading as a JSON value's: a member given
+/// twice counts once, the last one.
+pub(crate) enum Parsed {
+    Bare(ClientCapabilities),
+    Json(Value),
+}
+
+impl<'de> Deserialize<'de> for Parsed {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ParsedVisitor)
+    }
+}
+
+struct ParsedVisitor;
+
+impl<'de> Visitor<'de> for ParsedVisitor {
+    type Value = Parsed;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("client capabilities")
+    }
+
+    /// Bits while every member is a capability of the schema declared as `{}`; from the first
+    /// one that is not, the whole object.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
+        let mut bits = 0;
+        while let Some(Key(name)) = map.next_key()? {
+            match (bare_bit(&name), map.next_value()?) {
+                (Some(bit), Member::Empty) => bits |= bit,
+                (_, member) => {
+                    let mut whole = bare_map(bits);
+                    whole.insert(name.into_owned(), member.into_value());
+                    while let Some((name, value)) = map.next_entry::<String, Value>()? {
+                        whole.insert(name, value);
+                    }
+                    return Ok(Parsed::Json(Value::Object(whole)));
+                }
+            }
+        }
+        Ok(Parsed::Bare(ClientCapabilities(Declared::Bare(bits))))
+    }
+
+    other_json_is!(Parsed::Json);
+}
+
+/// A member's name, borrowed from the body when it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a capability's name")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(v)))
+    }
+}
+
+/// A capability's value: `{}`, or any other JSON.
+enum Member {
+    Empty,
+    Json(Value),
+}
+
+impl Member {
+    fn into_value(self) -> Value {
+        match self {
+            Self::Empty => Value::Object(Map::new()),
+            Self::Json(value) => value,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(MemberVisitor)
+    }
+}
+
+struct MemberVisitor;
+
+impl<'de> Visitor<'de> for MemberVisitor {
+    type Value = Member;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a capability")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Member, A::Error> {
+        let Some((name, value)) = map.next_entry::<String, Value>()? else {
+            return Ok(Member::Empty);
+        };
+        let mut members = Map::new();
+        members.insert(name, value);
+        while let Some((name, value)) = map.next_entry::<String, Value>()? {
+            members.insert(name, value);
+        }
+        Ok(Member::Json(Value::Object(members)))
+    }
+
+    other_json_is!(Member::Json);
 }
 
 #[cfg(test)]
@@ -103,9 +294,71 @@ mod tests {
     #[test]
     fn a_declaration_of_nothing_holds_no_map() {
         let nothing = caps(json!({}));
-        assert!(nothing.0.is_none());
+        assert_eq!(nothing.0, Declared::Bare(0));
         assert_eq!(nothing, ClientCapabilities::default());
-        assert!(nothing.as_map().is_empty() && !nothing.has("roots"));
+        assert!(nothing.to_map().is_empty() && !nothing.has("roots"));
+    }
+
+    #[test]
+    fn capabilities_of_the_schema_declared_as_empty_objects_are_held_as_bits() {
+        let c = caps(json!({"elicitation": {}, "roots": {}, "sampling": {}}));
+        assert!(matches!(c.0, Declared::Bare(_)));
+        assert!(c.has("elicitation") && c.has("roots") && c.has("sampling"));
+        assert!(!c.has("tasks") && !c.has_sub("sampling", "tools"));
+        assert_eq!(c.get("roots"), Some(&json!({})));
+    }
+
+    #[test]
+    fn a_declaration_held_as_bits_reads_back_as_the_object_sent() {
+        let sent = json!({"experimental": {}, "extensions": {}, "tasks": {}});
+        assert_eq!(
+            Value::Object(caps(sent.clone()).to_map().into_owned()),
+            sent
+        );
+    }
+
+    #[test]
+    fn a_capability_with_members_or_outside_the_schema_keeps_the_object_whole() {
+        for sent in [
+            json!({"elicitation": {"url": {}}, "roots": {}}),
+            json!({"roots": {}, "ext.example/x": {}}),
+        ] {
+            let c = caps(sent.clone());
+            assert!(matches!(c.0, Declared::Whole(_)));
+            assert_eq!(Value::Object(c.to_map().into_owned()), sent);
+        }
+    }
+
+    fn parsed(body: &str) -> Parsed {
+        serde_json::from_str(body).expect("JSON")
+    }
+
+    #[test]
+    fn the_parse_reads_a_bare_declaration_as_the_map_would_be_held() {
+        let body = r#"{"sampling": {}, "elicitation": {}, "sampling": {}}"#;
+        let Parsed::Bare(c) = parsed(body) else {
+            panic!("not read as bits")
+        };
+        assert_eq!(c, caps(json!({"elicitation": {}, "sampling": {}})));
+    }
+
+    #[test]
+    fn the_parse_keeps_any_other_declaration_as_the_json_value_it_is() {
+        for body in [
+            r#"{"roots": {}, "sampling": {"tools": {}}, "tasks": {}}"#,
+            r#"{"roots": {}, "ext.example/x": {"a": [1, {"b": null}]}}"#,
+            r#"{"sampling": {}, "sampling": {"context": {}}}"#,
+            r#"{"elicitation": true}"#,
+            r#"true"#,
+            r#"[{"roots": {}}]"#,
+            r#""roots""#,
+            r#"null"#,
+        ] {
+            let Parsed::Json(value) = parsed(body) else {
+                panic!("{body} read as bits")
+            };
+            assert_eq!(value, serde_json::from_str::<Value>(body).expect("JSON"));
+        }
     }
 
     #[test]

@@ -9,7 +9,10 @@ use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use super::capabilities::{ClientCapabilities, Parsed};
 use super::error::McpError;
+use super::meta::{CLIENT_CAPABILITIES, PROTOCOL_VERSION};
+use super::other_json::other_json_is;
 
 /// A JSON-RPC id: a string or a number. Null ids are not requests.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -39,6 +42,11 @@ pub struct Request {
     pub method: String,
     /// `params`, when present, is always an object (checked at classification).
     pub params: Option<Map<String, Value>>,
+    /// The client capabilities of a modern envelope (`params._meta` with a protocol version),
+    /// when the parse read them as [`ClientCapabilities`] rather than as JSON (see
+    /// `capabilities`): they are then here and not in `params._meta`. The envelope check
+    /// takes them from either place.
+    pub meta_capabilities: Option<ClientCapabilities>,
 }
 
 /// A notification: no id, no response.
@@ -138,9 +146,9 @@ impl Incoming {
         }
         match members.method {
             Some(Value::String(method)) => {
-                let params = match members.params {
-                    None => None,
-                    Some(Params::Object(p)) => Some(p),
+                let (params, meta_capabilities) = match members.params {
+                    None => (None, None),
+                    Some(Params::Object(p, capabilities)) => (Some(p), capabilities),
                     Some(Params::Repeated(member)) => {
                         return Err(Malformed {
                             id,
@@ -152,8 +160,16 @@ impl Incoming {
                     Some(Params::Other) => return Err(bad(&id, "params must be an object")),
                 };
                 Ok(match id {
-                    Some(id) => Incoming::Request(Request { id, method, params }),
-                    None => Incoming::Notification(Notification { method, params }),
+                    Some(id) => Incoming::Request(Request {
+                        id,
+                        method,
+                        params,
+                        meta_capabilities,
+                    }),
+                    None => Incoming::Notification(Notification {
+                        method,
+                        params: restore_capabilities(params, meta_capabilities),
+                    }),
                 })
             }
             Some(_) => Err(bad(&id, "method must be a string")),
@@ -175,6 +191,19 @@ impl Incoming {
             }
         }
     }
+}
+
+/// A notification's params as sent: capabilities read aside go back into its `_meta`.
+fn restore_capabilities(
+    mut params: Option<Map<String, Value>>,
+    capabilities: Option<ClientCapabilities>,
+) -> Option<Map<String, Value>> {
+    let meta = params.as_mut().and_then(|p| p.get_mut("_meta"));
+    if let (Some(Value::Object(meta)), Some(capabilities)) = (meta, capabilities) {
+        let declared = Value::Object(capabilities.to_map().into_owned());
+        meta.insert(CLIENT_CAPABILITIES.to_owned(), declared);
+    }
+    params
 }
 
 fn not_a_message(why: &'static str) -> Malformed {
@@ -240,9 +269,10 @@ struct Members {
 
 /// `params` as classification reads it: an object whose members, and the members of its
 /// `_meta`, are each given once (`Repeated` names the first repeated one, `_meta.` prefixed
-/// for one in `_meta`), or anything else.
+/// for one in `_meta`), with the client capabilities its `_meta` declared when they were read
+/// aside, or anything else.
 enum Params {
-    Object(Map<String, Value>),
+    Object(Map<String, Value>, Option<ClientCapabilities>),
     Repeated(String),
     Other,
 }
@@ -389,15 +419,15 @@ impl<'de> Visitor<'de> for ParamsVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
         let mut params = Map::new();
         let mut repeated = None;
+        let mut capabilities = None;
         while let Some(key) = map.next_key::<String>()? {
             let value = if key == "_meta" {
-                match map.next_value::<Meta>()? {
-                    Meta(value, Some(inner)) => {
-                        repeated.get_or_insert_with(|| format!("_meta.{inner}"));
-                        value
-                    }
-                    Meta(value, None) => value,
+                let meta = map.next_value::<Meta>()?;
+                if let Some(inner) = meta.repeated {
+                    repeated.get_or_insert_with(|| format!("_meta.{inner}"));
                 }
+                capabilities = capabilities.or(meta.capabilities);
+                meta.value
             } else {
                 map.next_value::<Value>()?
             };
@@ -405,7 +435,10 @@ impl<'de> Visitor<'de> for ParamsVisitor {
                 repeated.get_or_insert(key);
             }
         }
-        Ok(repeated.map_or(Params::Object(params), Params::Repeated))
+        Ok(match repeated {
+            Some(member) => Params::Repeated(member),
+            None => Params::Object(params, capabilities),
+        })
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Params, A::Error> {
@@ -428,7 +461,24 @@ fn insert_new(map: &mut Map<String, Value>, key: String, value: Value) -> Option
 }
 
 /// `params._meta` read as a value, with the first of its members given twice, if one is.
-struct Meta(Value, Option<String>);
+/// The client capabilities of a modern envelope (one with a protocol version) are read aside,
+/// when they can be read as [`ClientCapabilities`] at once, and are then not in `value`.
+struct Meta {
+    value: Value,
+    repeated: Option<String>,
+    capabilities: Option<ClientCapabilities>,
+}
+
+impl Meta {
+    /// Anything but an object, kept as it is.
+    fn other(value: Value) -> Meta {
+        Meta {
+            value,
+            repeated: None,
+            capabilities: None,
+        }
+    }
+}
 
 impl<'de> Deserialize<'de> for Meta {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
@@ -448,44 +498,48 @@ impl<'de> Visitor<'de> for MetaVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Meta, A::Error> {
         let mut meta = Map::new();
         let mut repeated = None;
+        let mut capabilities = None;
         while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value::<Value>()?;
+            let value = if key == CLIENT_CAPABILITIES {
+                match map.next_value::<Parsed>()? {
+                    Parsed::Bare(declared) => {
+                        if capabilities.replace(declared).is_some() || meta.contains_key(&key) {
+                            repeated.get_or_insert(key);
+                        }
+                        continue;
+                    }
+                    Parsed::Json(value) if capabilities.is_some() => {
+                        repeated.get_or_insert_with(|| key.clone());
+                        value
+                    }
+                    Parsed::Json(value) => value,
+                }
+            } else {
+                map.next_value::<Value>()?
+            };
             if let Some(key) = insert_new(&mut meta, key, value) {
                 repeated.get_or_insert(key);
             }
         }
-        Ok(Meta(Value::Object(meta), repeated))
+        // Only a modern envelope's are read by the envelope check; any other request keeps
+        // its `_meta` as sent.
+        let capabilities = match capabilities {
+            Some(declared) if !meta.contains_key(PROTOCOL_VERSION) => {
+                let declared = Value::Object(declared.to_map().into_owned());
+                meta.insert(CLIENT_CAPABILITIES.to_owned(), declared);
+                None
+            }
+            capabilities => capabilities,
+        };
+        Ok(Meta {
+            value: Value::Object(meta),
+            repeated,
+            capabilities,
+        })
     }
 
     // Not an object: kept as it is, for the envelope check to refuse (-32602).
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Meta, A::Error> {
-        let value = Value::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
-        Ok(Meta(value, None))
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Meta, E> {
-        Ok(Meta(Value::Bool(v), None))
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Meta, E> {
-        Ok(Meta(v.into(), None))
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Meta, E> {
-        Ok(Meta(v.into(), None))
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Meta, E> {
-        Ok(Meta(v.into(), None))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Meta, E> {
-        Ok(Meta(Value::String(v.to_owned()), None))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Meta, E> {
-        Ok(Meta(Value::Null, None))
-    }
+    other_json_is!(Meta::other);
 }
 
 fn parse_id(v: Value) -> Result<RequestId, McpError> {
@@ -673,6 +727,72 @@ mod tests {
         assert_eq!(m.error.code.code(), -32602);
         assert_eq!(m.id, Some(RequestId::Number(3.into())));
         assert!(m.error.message.contains("_meta.a"), "{}", m.error.message);
+    }
+
+    fn request(body: &str) -> Request {
+        match Incoming::parse(body.as_bytes()) {
+            Ok(Incoming::Request(r)) => r,
+            other => panic!("not a request: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_modern_envelopes_capabilities_declared_as_empty_objects_are_read_aside() {
+        let r = request(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"roots":{}}}}}"#,
+        );
+        let caps = r.meta_capabilities.expect("read aside");
+        assert!(caps.has("sampling") && caps.has("roots") && !caps.has("elicitation"));
+        let meta = &r.params.expect("params")["_meta"];
+        assert!(meta.get(CLIENT_CAPABILITIES).is_none(), "{meta}");
+        assert!(meta.get(PROTOCOL_VERSION).is_some());
+    }
+
+    #[test]
+    fn capabilities_given_twice_in_meta_are_refused_however_each_was_read() {
+        for twice in [
+            r#"{},"X":{}"#,
+            r#"{"roots":{}},"X":{"a":{"b":1}}"#,
+            r#"{"a":{"b":1}},"X":{}"#,
+        ] {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","X":{twice}}}}}}}"#
+            )
+            .replace('X', CLIENT_CAPABILITIES);
+            let m = err(&body);
+            assert_eq!(m.error.code.code(), -32602, "{body}");
+            assert!(
+                m.error.message.contains(CLIENT_CAPABILITIES),
+                "{}",
+                m.error.message
+            );
+        }
+    }
+
+    #[test]
+    fn capabilities_without_a_protocol_version_stay_in_meta_as_sent() {
+        let r = request(
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{},"sampling":{}}}}}"#,
+        );
+        assert!(r.meta_capabilities.is_none());
+        assert_eq!(
+            r.params.expect("params")["_meta"][CLIENT_CAPABILITIES],
+            serde_json::json!({"roots": {}, "sampling": {}})
+        );
+    }
+
+    #[test]
+    fn a_notifications_capabilities_stay_in_its_meta() {
+        let m = Incoming::parse(
+            br#"{"jsonrpc":"2.0","method":"n","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}"#,
+        );
+        let Ok(Incoming::Notification(n)) = m else {
+            panic!("a notification")
+        };
+        assert_eq!(
+            n.params.expect("params")["_meta"][CLIENT_CAPABILITIES],
+            serde_json::json!({"elicitation": {}})
+        );
     }
 
     #[test]

@@ -114,11 +114,15 @@ impl RequestMeta {
     /// Reads the envelope. `Ok(None)` when there is no `_meta` protocol version at all (the
     /// caller decides whether that is a legacy request or a malformed modern one).
     ///
-    /// The declared capabilities are moved out of `_meta`, not copied: a client that declares
-    /// many would otherwise have them copied on every request. The handler reads them from its
-    /// context; the rest of `_meta` stays where it was.
+    /// The declared capabilities are `read_aside` when the parse read them so (see
+    /// [`Request::meta_capabilities`]), otherwise they are moved out of `_meta`, not copied:
+    /// a client that declares many would otherwise have them copied on every request. The
+    /// handler reads them from its context; the rest of `_meta` stays where it was.
+    ///
+    /// [`Request::meta_capabilities`]: super::Request::meta_capabilities
     pub fn from_params(
         params: Option<&mut Map<String, Value>>,
+        read_aside: Option<ClientCapabilities>,
     ) -> Result<Option<RequestMeta>, McpError> {
         let Some(meta) = params.and_then(|p| p.get_mut("_meta")) else {
             return Ok(None);
@@ -135,14 +139,17 @@ impl RequestMeta {
             )));
         };
         let version = version.clone();
-        let client_capabilities = match meta.remove(CLIENT_CAPABILITIES) {
-            Some(Value::Object(caps)) => ClientCapabilities::declared(caps, CAPABILITIES_FIELD)?,
-            Some(_) => {
+        let client_capabilities = match (meta.remove(CLIENT_CAPABILITIES), read_aside) {
+            (Some(Value::Object(caps)), _) => {
+                ClientCapabilities::declared(caps, CAPABILITIES_FIELD)?
+            }
+            (None, Some(caps)) => caps,
+            (Some(_), _) => {
                 return Err(McpError::invalid_params(format!(
                     "_meta[\"{CLIENT_CAPABILITIES}\"] must be an object"
                 )))
             }
-            None => {
+            (None, None) => {
                 return Err(McpError::invalid_params(format!(
                     "Missing required _meta[\"{CLIENT_CAPABILITIES}\"]"
                 )))
@@ -180,8 +187,11 @@ impl RequestMeta {
 
     /// The envelope is required on modern requests: absent `_meta`, or one without a version,
     /// is malformed.
-    pub fn require(mut params: Option<&mut Map<String, Value>>) -> Result<RequestMeta, McpError> {
-        match Self::from_params(params.as_deref_mut())? {
+    pub fn require(
+        mut params: Option<&mut Map<String, Value>>,
+        read_aside: Option<ClientCapabilities>,
+    ) -> Result<RequestMeta, McpError> {
+        match Self::from_params(params.as_deref_mut(), read_aside)? {
             Some(meta) => Ok(meta),
             None if params.and_then(|p| p.get("_meta")).is_none() => {
                 Err(McpError::invalid_params("Missing required params._meta"))
@@ -206,7 +216,7 @@ mod tests {
     fn missing_client_capabilities_is_invalid_params() {
         let mut p = params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28"}}));
         assert_eq!(
-            RequestMeta::require(Some(&mut p))
+            RequestMeta::require(Some(&mut p), None)
                 .expect_err("invalid")
                 .code
                 .code(),
@@ -215,9 +225,20 @@ mod tests {
     }
 
     #[test]
+    fn capabilities_read_aside_are_the_envelopes() {
+        let mut p = params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28"}}));
+        let aside = ClientCapabilities::new(params(json!({"roots": {}})));
+        let meta = RequestMeta::require(Some(&mut p), Some(aside.clone())).expect("valid");
+        assert_eq!(meta.client_capabilities, aside);
+    }
+
+    #[test]
     fn missing_meta_is_invalid_params() {
         assert_eq!(
-            RequestMeta::require(None).expect_err("invalid").code.code(),
+            RequestMeta::require(None, None)
+                .expect_err("invalid")
+                .code
+                .code(),
             -32602
         );
     }
@@ -226,7 +247,7 @@ mod tests {
     fn missing_client_info_is_accepted() {
         let mut p =
             params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}}));
-        let meta = RequestMeta::require(Some(&mut p)).expect("valid");
+        let meta = RequestMeta::require(Some(&mut p), None).expect("valid");
         assert!(meta.client_info.is_none());
     }
 
@@ -236,7 +257,7 @@ mod tests {
             json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}, LOG_LEVEL: "loud"}}),
         );
         assert_eq!(
-            RequestMeta::require(Some(&mut p))
+            RequestMeta::require(Some(&mut p), None)
                 .expect_err("invalid")
                 .code
                 .code(),

@@ -5,7 +5,8 @@
 //! This is the bottom layer: it imports nothing from the rest of the crate. Handlers, dispatch
 //! and transports all speak in these types; JSON shapes that are open-ended in the spec
 //! (schemas, `_meta`, capability objects) stay `serde_json::Value` on purpose, so the runtime
-//! never drops a field a client or handler put there.
+//! never drops a field a client or handler put there. (Capabilities declared as `{}` are held
+//! as bits, which read back as the same object.)
 
 mod answers;
 pub mod capabilities;
@@ -15,6 +16,7 @@ mod form_schema;
 pub mod input;
 pub mod jsonrpc;
 pub mod meta;
+mod other_json;
 
 /// The params key naming what a request targets: `name` for `tools/call` and `prompts/get`,
 /// `uri` for `resources/read`. It is what `Mcp-Name` mirrors and what sealed state binds.
