@@ -205,9 +205,10 @@ fn check_tool_param_headers(request: &Request, http: HttpCheck<'_>) -> Result<()
     let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
         return Ok(());
     };
-    let Some((_, header_params)) = http.catalog.tool(name) else {
+    let header_params = http.catalog.header_params(name);
+    if header_params.is_empty() {
         return Ok(());
-    };
+    }
     let args = params
         .and_then(|p| p.get("arguments"))
         .and_then(Value::as_object);

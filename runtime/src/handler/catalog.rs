@@ -34,9 +34,14 @@ pub struct Catalog {
     templates: Vec<(Arc<dyn ResourceTemplate>, UriTemplate)>,
     methods: Vec<Arc<dyn MethodHandler>>,
     lists: Lists,
-    /// Whether any tool mirrors an argument into an `Mcp-Param-*` header.
-    mirrors_params: bool,
+    /// The tools (their places in `tools`) that mirror an argument into an `Mcp-Param-*`
+    /// header: few, usually none.
+    mirroring: Vec<usize>,
 }
+
+/// Up to this many tools that mirror arguments, one is found by comparing names: a name that
+/// differs in length is told apart at once, where the index hashes the whole name.
+const MIRRORING_SCAN_MAX: usize = 8;
 
 #[derive(Clone, Default)]
 struct Lists {
@@ -71,7 +76,22 @@ impl Catalog {
     /// Whether any of its tools mirrors an argument into an `Mcp-Param-*` header: when none
     /// does, a `tools/call` has no such header to check, and its tool is not looked up for it.
     pub fn mirrors_params(&self) -> bool {
-        self.mirrors_params
+        !self.mirroring.is_empty()
+    }
+
+    /// The arguments the tool named `name` mirrors into `Mcp-Param-*` headers: none for a
+    /// tool that mirrors none or that the catalog does not have. Checked on every `tools/call`
+    /// over HTTP, so only the tools that mirror are looked at.
+    pub fn header_params(&self, name: &str) -> &[HeaderParam] {
+        let entry = if self.mirroring.len() <= MIRRORING_SCAN_MAX {
+            self.mirroring
+                .iter()
+                .map(|&i| &self.tools[i])
+                .find(|e| e.descriptor.name == name)
+        } else {
+            self.tool_index.get(name).map(|&i| &self.tools[i])
+        };
+        entry.map_or(&[], |e| &e.header_params)
     }
 
     /// Whether the tool named `name` takes each sealed state once (`false` for no such tool).
@@ -295,7 +315,9 @@ impl CatalogBuilder {
             c.tool_index
                 .insert(Arc::from(descriptor.name.as_str()), c.tools.len());
             let header_params = descriptor.header_params();
-            c.mirrors_params |= !header_params.is_empty();
+            if !header_params.is_empty() {
+                c.mirroring.push(c.tools.len());
+            }
             c.tools.push(Arc::new(ToolEntry {
                 tool,
                 descriptor,
@@ -506,6 +528,43 @@ mod tests {
         assert!(!both.excluding(&without).mirrors_params());
         let plain_only = Allow::default().tools(["plain"]);
         assert!(!both.restricted_to(&plain_only).mirrors_params());
+    }
+
+    fn mirroring_tool(name: &str) -> Arc<dyn Tool> {
+        crate::handler::fn_tool(
+            crate::handler::ToolDescriptor::new(
+                name,
+                "A tool.",
+                serde_json::json!({"type": "object", "properties": {
+                    "region": {"type": "string", "x-mcp-header": "Region"}
+                }}),
+            ),
+            |_ctx, _args| async { Ok(crate::protocol::result::CallToolResult::text("").into()) },
+        )
+    }
+
+    #[test]
+    fn the_header_params_of_a_tool_are_found_by_name_among_few_or_many_mirroring_tools() {
+        for count in [1, MIRRORING_SCAN_MAX + 1] {
+            let plain = crate::handler::fn_tool(
+                crate::handler::ToolDescriptor::no_args("plain", "Mirrors nothing."),
+                |_ctx, _args| async {
+                    Ok(crate::protocol::result::CallToolResult::text("").into())
+                },
+            );
+            let c = (0..count)
+                .fold(Catalog::builder().tool(plain), |b, i| {
+                    b.tool(mirroring_tool(&format!("mirrored-{i}")))
+                })
+                .build();
+
+            let last = format!("mirrored-{}", count - 1);
+            let params = c.header_params(&last);
+            assert_eq!(params.len(), 1, "{count} mirroring tools");
+            assert_eq!(params[0].property, "region");
+            assert!(c.header_params("plain").is_empty());
+            assert!(c.header_params("absent").is_empty());
+        }
     }
 
     #[test]
