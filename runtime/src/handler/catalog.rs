@@ -81,7 +81,8 @@ impl Catalog {
 
     /// The arguments the tool named `name` mirrors into `Mcp-Param-*` headers: none for a
     /// tool that mirrors none or that the catalog does not have. Checked on every `tools/call`
-    /// over HTTP, so only the tools that mirror are looked at.
+    /// over HTTP: among a few mirroring tools the name is compared with theirs, and only
+    /// beyond [`MIRRORING_SCAN_MAX`] is it looked up in the whole index.
     pub fn header_params(&self, name: &str) -> &[HeaderParam] {
         let entry = if self.mirroring.len() <= MIRRORING_SCAN_MAX {
             self.mirroring
@@ -558,10 +559,11 @@ mod tests {
                 })
                 .build();
 
-            let last = format!("mirrored-{}", count - 1);
-            let params = c.header_params(&last);
-            assert_eq!(params.len(), 1, "{count} mirroring tools");
-            assert_eq!(params[0].property, "region");
+            for i in [0, count / 2, count - 1] {
+                let params = c.header_params(&format!("mirrored-{i}"));
+                assert_eq!(params.len(), 1, "tool {i} of {count} mirroring tools");
+                assert_eq!(params[0].property, "region");
+            }
             assert!(c.header_params("plain").is_empty());
             assert!(c.header_params("absent").is_empty());
         }

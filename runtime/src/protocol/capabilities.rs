@@ -6,9 +6,10 @@
 //! `"elicitation": true` is refused (-32602) rather than guessed at.
 //!
 //! Most clients declare a few of the schema's capabilities, each as `{}`. Such a declaration
-//! is kept as one bit per capability, and the parse of a request reads it straight into that
-//! form ([`Parsed`]): no key, map or `Arc` is allocated for it, and the gate tests bits. Any
-//! other declaration is kept whole, as the JSON object it is.
+//! is kept as one bit per capability, and the parse of a modern request reads it straight into
+//! that form (`ParsedCapabilities`): no key, map or `Arc` is allocated for it, and the gate
+//! tests bits. Any other declaration is kept whole, as the JSON object it is. (The parse reads
+//! member names as names: serde_json's private raw-value token is no exception here.)
 
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
@@ -41,7 +42,7 @@ impl Default for Declared {
     }
 }
 
-/// The client capabilities of the schema (both eras): each can be held as a bit when it is
+/// The client capabilities of the schema (of either era): each can be held as a bit when it is
 /// declared as `{}`.
 const BARE_NAMES: [&str; 6] = [
     "elicitation",
@@ -145,12 +146,12 @@ fn bare_map(bits: u8) -> Map<String, Value> {
 /// [`ClientCapabilities::declared`] to check (an object) or for the envelope check to refuse
 /// (anything else). Member for member, the same reading as a JSON value's: a member given
 /// twice counts once, the last one.
-pub(crate) enum Parsed {
+pub(crate) enum ParsedCapabilities {
     Bare(ClientCapabilities),
     Json(Value),
 }
 
-impl<'de> Deserialize<'de> for Parsed {
+impl<'de> Deserialize<'de> for ParsedCapabilities {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(ParsedVisitor)
     }
@@ -159,7 +160,7 @@ impl<'de> Deserialize<'de> for Parsed {
 struct ParsedVisitor;
 
 impl<'de> Visitor<'de> for ParsedVisitor {
-    type Value = Parsed;
+    type Value = ParsedCapabilities;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("client capabilities")
@@ -167,25 +168,27 @@ impl<'de> Visitor<'de> for ParsedVisitor {
 
     /// Bits while every member is a capability of the schema declared as `{}`; from the first
     /// one that is not, the whole object.
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Parsed, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ParsedCapabilities, A::Error> {
         let mut bits = 0;
         while let Some(Key(name)) = map.next_key()? {
             match (bare_bit(&name), map.next_value()?) {
-                (Some(bit), Member::Empty) => bits |= bit,
+                (Some(bit), CapabilityValue::Empty) => bits |= bit,
                 (_, member) => {
                     let mut whole = bare_map(bits);
                     whole.insert(name.into_owned(), member.into_value());
                     while let Some((name, value)) = map.next_entry::<String, Value>()? {
                         whole.insert(name, value);
                     }
-                    return Ok(Parsed::Json(Value::Object(whole)));
+                    return Ok(ParsedCapabilities::Json(Value::Object(whole)));
                 }
             }
         }
-        Ok(Parsed::Bare(ClientCapabilities(Declared::Bare(bits))))
+        Ok(ParsedCapabilities::Bare(ClientCapabilities(
+            Declared::Bare(bits),
+        )))
     }
 
-    other_json_is!(Parsed::Json);
+    other_json_is!(ParsedCapabilities::Json);
 }
 
 /// A member's name, borrowed from the body when it has no escapes.
@@ -220,12 +223,12 @@ impl<'de> Visitor<'de> for KeyVisitor {
 }
 
 /// A capability's value: `{}`, or any other JSON.
-enum Member {
+enum CapabilityValue {
     Empty,
     Json(Value),
 }
 
-impl Member {
+impl CapabilityValue {
     fn into_value(self) -> Value {
         match self {
             Self::Empty => Value::Object(Map::new()),
@@ -234,34 +237,34 @@ impl Member {
     }
 }
 
-impl<'de> Deserialize<'de> for Member {
+impl<'de> Deserialize<'de> for CapabilityValue {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(MemberVisitor)
+        deserializer.deserialize_any(CapabilityValueVisitor)
     }
 }
 
-struct MemberVisitor;
+struct CapabilityValueVisitor;
 
-impl<'de> Visitor<'de> for MemberVisitor {
-    type Value = Member;
+impl<'de> Visitor<'de> for CapabilityValueVisitor {
+    type Value = CapabilityValue;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a capability")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Member, A::Error> {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CapabilityValue, A::Error> {
         let Some((name, value)) = map.next_entry::<String, Value>()? else {
-            return Ok(Member::Empty);
+            return Ok(CapabilityValue::Empty);
         };
         let mut members = Map::new();
         members.insert(name, value);
         while let Some((name, value)) = map.next_entry::<String, Value>()? {
             members.insert(name, value);
         }
-        Ok(Member::Json(Value::Object(members)))
+        Ok(CapabilityValue::Json(Value::Object(members)))
     }
 
-    other_json_is!(Member::Json);
+    other_json_is!(CapabilityValue::Json);
 }
 
 #[cfg(test)]
@@ -329,17 +332,25 @@ mod tests {
         }
     }
 
-    fn parsed(body: &str) -> Parsed {
+    fn parsed(body: &str) -> ParsedCapabilities {
         serde_json::from_str(body).expect("JSON")
     }
 
     #[test]
     fn the_parse_reads_a_bare_declaration_as_the_map_would_be_held() {
         let body = r#"{"sampling": {}, "elicitation": {}, "sampling": {}}"#;
-        let Parsed::Bare(c) = parsed(body) else {
+        let ParsedCapabilities::Bare(c) = parsed(body) else {
             panic!("not read as bits")
         };
         assert_eq!(c, caps(json!({"elicitation": {}, "sampling": {}})));
+    }
+
+    #[test]
+    fn an_escaped_capability_name_is_read_as_the_name_it_spells() {
+        let ParsedCapabilities::Bare(c) = parsed(r#"{"ro\u006fts": {}}"#) else {
+            panic!("not read as bits")
+        };
+        assert_eq!(c, caps(json!({"roots": {}})));
     }
 
     #[test]
@@ -354,7 +365,7 @@ mod tests {
             r#""roots""#,
             r#"null"#,
         ] {
-            let Parsed::Json(value) = parsed(body) else {
+            let ParsedCapabilities::Json(value) = parsed(body) else {
                 panic!("{body} read as bits")
             };
             assert_eq!(value, serde_json::from_str::<Value>(body).expect("JSON"));

@@ -4,14 +4,16 @@
 //! maps to the right code (-32600 for a non-request, -32602 is left to the method) and so the
 //! request id, when there is one, is recovered for the error response. Only invalid JSON is
 //! -32700: any well-formed body, whatever its shape, is read to the end and then classified.
+//! The one MCP member read as it is parsed is a modern `_meta`'s client capabilities, into
+//! their compact form when they have one (`capabilities`).
 
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use super::capabilities::{ClientCapabilities, Parsed};
+use super::capabilities::{ClientCapabilities, ParsedCapabilities};
 use super::error::McpError;
-use super::meta::{CLIENT_CAPABILITIES, PROTOCOL_VERSION};
+use super::meta::{declares_version, CLIENT_CAPABILITIES};
 use super::other_json::other_json_is;
 
 /// A JSON-RPC id: a string or a number. Null ids are not requests.
@@ -501,18 +503,18 @@ impl<'de> Visitor<'de> for MetaVisitor {
         let mut capabilities = None;
         while let Some(key) = map.next_key::<String>()? {
             let value = if key == CLIENT_CAPABILITIES {
-                match map.next_value::<Parsed>()? {
-                    Parsed::Bare(declared) => {
+                match map.next_value::<ParsedCapabilities>()? {
+                    ParsedCapabilities::Bare(declared) => {
                         if capabilities.replace(declared).is_some() || meta.contains_key(&key) {
                             repeated.get_or_insert(key);
                         }
                         continue;
                     }
-                    Parsed::Json(value) if capabilities.is_some() => {
+                    ParsedCapabilities::Json(value) if capabilities.is_some() => {
                         repeated.get_or_insert_with(|| key.clone());
                         value
                     }
-                    Parsed::Json(value) => value,
+                    ParsedCapabilities::Json(value) => value,
                 }
             } else {
                 map.next_value::<Value>()?
@@ -524,7 +526,7 @@ impl<'de> Visitor<'de> for MetaVisitor {
         // Only a modern envelope's are read by the envelope check; any other request keeps
         // its `_meta` as sent.
         let capabilities = match capabilities {
-            Some(declared) if !meta.contains_key(PROTOCOL_VERSION) => {
+            Some(declared) if !declares_version(&meta) => {
                 let declared = Value::Object(declared.to_map().into_owned());
                 meta.insert(CLIENT_CAPABILITIES.to_owned(), declared);
                 None
@@ -632,6 +634,7 @@ pub(crate) fn request_bytes(id: &RequestId, method: &str, params: &Value) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::meta::PROTOCOL_VERSION;
 
     fn err(body: &str) -> Malformed {
         Incoming::parse(body.as_bytes()).expect_err("should be malformed")
@@ -746,6 +749,18 @@ mod tests {
         let meta = &r.params.expect("params")["_meta"];
         assert!(meta.get(CLIENT_CAPABILITIES).is_none(), "{meta}");
         assert!(meta.get(PROTOCOL_VERSION).is_some());
+    }
+
+    #[test]
+    fn a_modern_envelopes_other_capabilities_stay_in_meta_for_the_envelope_check() {
+        let r = request(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}}}}}}"#,
+        );
+        assert!(r.meta_capabilities.is_none());
+        assert_eq!(
+            r.params.expect("params")["_meta"][CLIENT_CAPABILITIES],
+            serde_json::json!({"elicitation": {"url": {}}})
+        );
     }
 
     #[test]

@@ -99,7 +99,12 @@ pub fn has_modern_envelope(params: Option<&Map<String, Value>>) -> bool {
     params
         .and_then(|p| p.get("_meta"))
         .and_then(Value::as_object)
-        .is_some_and(|m| m.contains_key(PROTOCOL_VERSION))
+        .is_some_and(declares_version)
+}
+
+/// Whether a `_meta` object names a protocol version: what makes its request modern.
+pub fn declares_version(meta: &Map<String, Value>) -> bool {
+    meta.contains_key(PROTOCOL_VERSION)
 }
 
 /// The progress token of a legacy request (`params._meta.progressToken`), if well-formed.
@@ -115,7 +120,8 @@ impl RequestMeta {
     /// caller decides whether that is a legacy request or a malformed modern one).
     ///
     /// The declared capabilities are `read_aside` when the parse read them so (see
-    /// [`Request::meta_capabilities`]), otherwise they are moved out of `_meta`, not copied:
+    /// [`Request::meta_capabilities`]; the parse never leaves them in both places, and
+    /// `_meta`'s would win), otherwise they are moved out of `_meta`, not copied:
     /// a client that declares many would otherwise have them copied on every request. The
     /// handler reads them from its context; the rest of `_meta` stays where it was.
     ///
