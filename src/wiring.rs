@@ -169,7 +169,7 @@ pub async fn seed(store: &dyn Store, config: &Config) -> anyhow::Result<Option<A
             let record = ApiKeyRecord::from_secret("demo".into(), secret);
             let current = store.key("demo", "demo").await?;
             if current.is_none_or(|k| {
-                k.digest() != record.digest() || !k.is_live(roundtrip_tenants::Millis::now())
+                k.digest() != record.digest() || !k.is_live(roundtrip_tenants::Millis::now)
             }) {
                 store.put_key("demo", &record).await?;
             }

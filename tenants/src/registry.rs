@@ -351,8 +351,7 @@ impl TenantRegistry {
         let state = self.read();
         let found = state.key_tenants.get(presented.digest()).and_then(|slug| {
             let (key, principal) = state.tenants.get(slug)?.keys.get(presented.digest())?;
-            (key.matches(&presented) && key.is_live(Millis::now()))
-                .then_some((slug, key, principal))
+            (key.matches(&presented) && key.is_live(Millis::now)).then_some((slug, key, principal))
         });
         match found {
             None => AdminLookup::Unknown,
@@ -433,7 +432,7 @@ impl Authenticator for TenantRegistry {
                 let (key, principal) = entry
                     .keys
                     .get(presented.digest())
-                    .filter(|(key, _)| key.matches(&presented) && key.is_live(Millis::now()))
+                    .filter(|(key, _)| key.matches(&presented) && key.is_live(Millis::now))
                     .ok_or(AuthError::Invalid)?;
                 if !key.scopes.contains(&Scope::Mcp) {
                     return Err(AuthError::OutOfScope);

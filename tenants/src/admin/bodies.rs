@@ -315,7 +315,7 @@ impl KeyBody {
     pub fn of(tenant: &str, key: &ApiKeyRecord, now: Millis) -> KeyBody {
         let state = if key.revoked_at.is_some() {
             "revoked"
-        } else if key.is_live(now) {
+        } else if key.is_live(|| now) {
             "active"
         } else {
             "expired"

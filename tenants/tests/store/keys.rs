@@ -166,7 +166,7 @@ async fn revoking_a_key_marks_it_revoked_at_the_moment_given(db: &Db) {
         .expect("a read")
         .expect("the key");
     assert_eq!(read.revoked_at, Some(Millis(1_234)));
-    assert!(!read.is_live(Millis(0)));
+    assert!(!read.is_live(|| Millis(0)));
 }
 
 async fn revoking_a_revoked_key_is_false_and_keeps_the_first_moment(db: &Db) {
