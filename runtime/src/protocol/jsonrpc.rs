@@ -202,10 +202,15 @@ fn restore_capabilities(
 ) -> Option<Map<String, Value>> {
     let meta = params.as_mut().and_then(|p| p.get_mut("_meta"));
     if let (Some(Value::Object(meta)), Some(capabilities)) = (meta, capabilities) {
-        let declared = Value::Object(capabilities.to_map().into_owned());
-        meta.insert(CLIENT_CAPABILITIES.to_owned(), declared);
+        put_back(meta, &capabilities);
     }
     params
+}
+
+/// Capabilities read aside, back into the `_meta` they were read from, as JSON.
+fn put_back(meta: &mut Map<String, Value>, capabilities: &ClientCapabilities) {
+    let declared = Value::Object(capabilities.to_map().into_owned());
+    meta.insert(CLIENT_CAPABILITIES.to_owned(), declared);
 }
 
 fn not_a_message(why: &'static str) -> Malformed {
@@ -527,8 +532,7 @@ impl<'de> Visitor<'de> for MetaVisitor {
         // its `_meta` as sent.
         let capabilities = match capabilities {
             Some(declared) if !declares_version(&meta) => {
-                let declared = Value::Object(declared.to_map().into_owned());
-                meta.insert(CLIENT_CAPABILITIES.to_owned(), declared);
+                put_back(&mut meta, &declared);
                 None
             }
             capabilities => capabilities,
