@@ -12,6 +12,7 @@ cd "${1:?usage: stub-sources.sh DIR}"
 stubs=(
   # The library crates and the binary package.
   src/lib.rs src/main.rs runtime/src/lib.rs tenants/src/lib.rs client/src/lib.rs
+  allocator/src/lib.rs
   # The root package's test and benches ([[test]] and [[bench]] in Cargo.toml): cargo
   # refuses a manifest whose declared targets have no file, even to fetch.
   tests/it/main.rs benches/pieces.rs benches/stack.rs benches/legacy_memory/main.rs
