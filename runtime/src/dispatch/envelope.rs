@@ -179,7 +179,11 @@ pub fn check_modern(
             error
         });
     }
-    let meta = RequestMeta::require(request.params.as_mut(), request.meta_capabilities.take())?;
+    let meta = RequestMeta::require(
+        request.params.as_mut(),
+        request.meta_capabilities.take(),
+        request.meta_version.take(),
+    )?;
     if let Some(http) = http {
         check_headers(request, &meta, http.headers)?;
         if request.method == "tools/call" {
@@ -362,6 +366,7 @@ mod tests {
             method: method.into(),
             params: params.as_object().cloned(),
             meta_capabilities: None,
+            meta_version: None,
         }
     }
 

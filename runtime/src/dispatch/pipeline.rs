@@ -495,6 +495,7 @@ mod tests {
             method: method.to_owned(),
             params: Some(params),
             meta_capabilities: None,
+            meta_version: None,
         }
     }
 

@@ -122,6 +122,7 @@ mod tests {
             method: "initialize".into(),
             params: params.as_object().cloned(),
             meta_capabilities: None,
+            meta_version: None,
         })
     }
 

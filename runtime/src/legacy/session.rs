@@ -604,6 +604,7 @@ mod tests {
             method: method.into(),
             params: params.and_then(|p| p.as_object().cloned()),
             meta_capabilities: None,
+            meta_version: None,
         }
     }
 

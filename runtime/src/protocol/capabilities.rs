@@ -14,12 +14,12 @@
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
-use serde::de::{self, MapAccess, Visitor};
+use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use super::error::McpError;
-use super::other_json::other_json_is;
+use super::other_json::{other_json_is, Key};
 
 /// Shared, not copied: the scope, the handler's context and the gate all read the one
 /// declaration a request made.
@@ -151,6 +151,16 @@ pub(crate) enum ParsedCapabilities {
     Json(Value),
 }
 
+impl ParsedCapabilities {
+    /// The capabilities held as bits, or the JSON that cannot be.
+    pub(crate) fn bare(self) -> Result<ClientCapabilities, Value> {
+        match self {
+            Self::Bare(capabilities) => Ok(capabilities),
+            Self::Json(value) => Err(value),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for ParsedCapabilities {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(ParsedVisitor)
@@ -189,37 +199,6 @@ impl<'de> Visitor<'de> for ParsedVisitor {
     }
 
     other_json_is!(ParsedCapabilities::Json);
-}
-
-/// A member's name, borrowed from the body when it has no escapes.
-struct Key<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a capability's name")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Owned(v)))
-    }
 }
 
 /// A capability's value: `{}`, or any other JSON.

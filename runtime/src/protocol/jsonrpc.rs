@@ -4,8 +4,9 @@
 //! maps to the right code (-32600 for a non-request, -32602 is left to the method) and so the
 //! request id, when there is one, is recovered for the error response. Only invalid JSON is
 //! -32700: any well-formed body, whatever its shape, is read to the end and then classified.
-//! The one MCP member read as it is parsed is a modern `_meta`'s client capabilities, into
-//! their compact form when they have one (`capabilities`).
+//! The MCP members read as they are parsed are a modern `_meta`'s protocol version, when it
+//! is one known here, and its client capabilities, into their compact form when they have
+//! one (`capabilities`): neither costs a key, a string or a map entry then.
 
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -13,8 +14,11 @@ use serde_json::{Map, Value};
 
 use super::capabilities::{ClientCapabilities, ParsedCapabilities};
 use super::error::McpError;
-use super::meta::{declares_version, CLIENT_CAPABILITIES};
-use super::other_json::other_json_is;
+use super::meta::{
+    declares_version, has_modern_envelope, ParsedVersion, CLIENT_CAPABILITIES, PROTOCOL_VERSION,
+};
+use super::other_json::{other_json_is, Key};
+use super::version::ProtocolVersion;
 
 /// A JSON-RPC id: a string or a number. Null ids are not requests.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -49,6 +53,18 @@ pub struct Request {
     /// `capabilities`): they are then here and not in `params._meta`. The envelope check
     /// takes them from either place.
     pub meta_capabilities: Option<ClientCapabilities>,
+    /// The protocol version of a modern envelope, when it is one known here: the parse then
+    /// reads it aside, and it is here and not in `params._meta`. The envelope check takes it
+    /// from either place.
+    pub meta_version: Option<ProtocolVersion>,
+}
+
+impl Request {
+    /// Whether it carries the modern envelope (a `_meta` protocol version, read aside or
+    /// not): the one fact that sends it down the stateless path, whatever else it carries.
+    pub fn is_modern(&self) -> bool {
+        self.meta_version.is_some() || has_modern_envelope(self.params.as_ref())
+    }
 }
 
 /// A notification: no id, no response.
@@ -148,9 +164,9 @@ impl Incoming {
         }
         match members.method {
             Some(Value::String(method)) => {
-                let (params, meta_capabilities) = match members.params {
-                    None => (None, None),
-                    Some(Params::Object(p, capabilities)) => (Some(p), capabilities),
+                let (params, aside) = match members.params {
+                    None => (None, ReadAside::default()),
+                    Some(Params::Object(p, aside)) => (Some(p), aside),
                     Some(Params::Repeated(member)) => {
                         return Err(Malformed {
                             id,
@@ -166,11 +182,12 @@ impl Incoming {
                         id,
                         method,
                         params,
-                        meta_capabilities,
+                        meta_capabilities: aside.capabilities,
+                        meta_version: aside.version,
                     }),
                     None => Incoming::Notification(Notification {
                         method,
-                        params: restore_capabilities(params, meta_capabilities),
+                        params: restore(params, aside),
                     }),
                 })
             }
@@ -195,14 +212,16 @@ impl Incoming {
     }
 }
 
-/// A notification's params as sent: capabilities read aside go back into its `_meta`.
-fn restore_capabilities(
-    mut params: Option<Map<String, Value>>,
-    capabilities: Option<ClientCapabilities>,
-) -> Option<Map<String, Value>> {
+/// A notification's params as sent: what was read aside goes back into its `_meta`.
+fn restore(mut params: Option<Map<String, Value>>, aside: ReadAside) -> Option<Map<String, Value>> {
     let meta = params.as_mut().and_then(|p| p.get_mut("_meta"));
-    if let (Some(Value::Object(meta)), Some(capabilities)) = (meta, capabilities) {
-        put_back(meta, &capabilities);
+    if let Some(Value::Object(meta)) = meta {
+        if let Some(capabilities) = aside.capabilities {
+            put_back(meta, &capabilities);
+        }
+        if let Some(version) = aside.version {
+            meta.insert(PROTOCOL_VERSION.to_owned(), Value::from(version.as_str()));
+        }
     }
     params
 }
@@ -276,10 +295,9 @@ struct Members {
 
 /// `params` as classification reads it: an object whose members, and the members of its
 /// `_meta`, are each given once (`Repeated` names the first repeated one, `_meta.` prefixed
-/// for one in `_meta`), with the client capabilities its `_meta` declared when they were read
-/// aside, or anything else.
+/// for one in `_meta`), with what of its `_meta` was read aside, or anything else.
 enum Params {
-    Object(Map<String, Value>, Option<ClientCapabilities>),
+    Object(Map<String, Value>, ReadAside),
     Repeated(String),
     Other,
 }
@@ -426,14 +444,16 @@ impl<'de> Visitor<'de> for ParamsVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
         let mut params = Map::new();
         let mut repeated = None;
-        let mut capabilities = None;
+        let mut aside = ReadAside::default();
         while let Some(key) = map.next_key::<String>()? {
             let value = if key == "_meta" {
                 let meta = map.next_value::<Meta>()?;
                 if let Some(inner) = meta.repeated {
                     repeated.get_or_insert_with(|| format!("_meta.{inner}"));
                 }
-                capabilities = capabilities.or(meta.capabilities);
+                // A second `_meta` is refused below: what the first read aside is kept.
+                aside.capabilities = aside.capabilities.or(meta.aside.capabilities);
+                aside.version = aside.version.or(meta.aside.version);
                 meta.value
             } else {
                 map.next_value::<Value>()?
@@ -444,7 +464,7 @@ impl<'de> Visitor<'de> for ParamsVisitor {
         }
         Ok(match repeated {
             Some(member) => Params::Repeated(member),
-            None => Params::Object(params, capabilities),
+            None => Params::Object(params, aside),
         })
     }
 
@@ -468,12 +488,20 @@ fn insert_new(map: &mut Map<String, Value>, key: String, value: Value) -> Option
 }
 
 /// `params._meta` read as a value, with the first of its members given twice, if one is.
-/// The client capabilities of a modern envelope (one with a protocol version) are read aside,
-/// when they can be read as [`ClientCapabilities`] at once, and are then not in `value`.
+/// A modern envelope's protocol version and client capabilities (one with a version) are read
+/// aside when they can be read as a [`ProtocolVersion`] and as [`ClientCapabilities`] at once,
+/// and are then not in `value`.
 struct Meta {
     value: Value,
     repeated: Option<String>,
+    aside: ReadAside,
+}
+
+/// What the parse read aside from a modern `_meta` rather than keeping as JSON.
+#[derive(Default)]
+struct ReadAside {
     capabilities: Option<ClientCapabilities>,
+    version: Option<ProtocolVersion>,
 }
 
 impl Meta {
@@ -482,7 +510,7 @@ impl Meta {
         Meta {
             value,
             repeated: None,
-            capabilities: None,
+            aside: ReadAside::default(),
         }
     }
 }
@@ -505,47 +533,62 @@ impl<'de> Visitor<'de> for MetaVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Meta, A::Error> {
         let mut meta = Map::new();
         let mut repeated = None;
-        let mut capabilities = None;
-        while let Some(key) = map.next_key::<String>()? {
-            let value = if key == CLIENT_CAPABILITIES {
-                match map.next_value::<ParsedCapabilities>()? {
-                    ParsedCapabilities::Bare(declared) => {
-                        if capabilities.replace(declared).is_some() || meta.contains_key(&key) {
-                            repeated.get_or_insert(key);
-                        }
-                        continue;
-                    }
-                    ParsedCapabilities::Json(value) if capabilities.is_some() => {
-                        repeated.get_or_insert_with(|| key.clone());
-                        value
-                    }
-                    ParsedCapabilities::Json(value) => value,
-                }
+        let mut aside = ReadAside::default();
+        while let Some(Key(key)) = map.next_key()? {
+            let read = if key == PROTOCOL_VERSION {
+                let read = map.next_value::<ParsedVersion>()?.known();
+                read_aside(read, &mut aside.version, &key, &meta, &mut repeated)
+            } else if key == CLIENT_CAPABILITIES {
+                let read = map.next_value::<ParsedCapabilities>()?.bare();
+                read_aside(read, &mut aside.capabilities, &key, &meta, &mut repeated)
             } else {
-                map.next_value::<Value>()?
+                Some(map.next_value::<Value>()?)
             };
-            if let Some(key) = insert_new(&mut meta, key, value) {
+            let Some(value) = read else {
+                continue;
+            };
+            if let Some(key) = insert_new(&mut meta, key.into_owned(), value) {
                 repeated.get_or_insert(key);
             }
         }
-        // Only a modern envelope's are read by the envelope check; any other request keeps
-        // its `_meta` as sent.
-        let capabilities = match capabilities {
-            Some(declared) if !declares_version(&meta) => {
+        // Only a modern envelope's capabilities are read by the envelope check; any other
+        // request keeps its `_meta` as sent. (A version read aside is a modern envelope's.)
+        if aside.version.is_none() && !declares_version(&meta) {
+            if let Some(declared) = aside.capabilities.take() {
                 put_back(&mut meta, &declared);
-                None
             }
-            capabilities => capabilities,
-        };
+        }
         Ok(Meta {
             value: Value::Object(meta),
             repeated,
-            capabilities,
+            aside,
         })
     }
 
     // Not an object: kept as it is, for the envelope check to refuse (-32602).
     other_json_is!(Meta::other);
+}
+
+/// A member of `_meta` the parse reads aside: into `slot` when it could be read so (`Ok`);
+/// otherwise its JSON, for `_meta`. Either way a member already read, aside or into `_meta`,
+/// makes it `repeated`.
+fn read_aside<T>(
+    read: Result<T, Value>,
+    slot: &mut Option<T>,
+    key: &str,
+    meta: &Map<String, Value>,
+    repeated: &mut Option<String>,
+) -> Option<Value> {
+    if slot.is_some() || meta.contains_key(key) {
+        repeated.get_or_insert_with(|| key.to_owned());
+    }
+    match read {
+        Ok(aside) => {
+            *slot = Some(aside);
+            None
+        }
+        Err(json) => Some(json),
+    }
 }
 
 fn parse_id(v: Value) -> Result<RequestId, McpError> {
@@ -638,7 +681,6 @@ pub(crate) fn request_bytes(id: &RequestId, method: &str, params: &Value) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::meta::PROTOCOL_VERSION;
 
     fn err(body: &str) -> Malformed {
         Incoming::parse(body.as_bytes()).expect_err("should be malformed")
@@ -752,7 +794,61 @@ mod tests {
         assert!(caps.has("sampling") && caps.has("roots") && !caps.has("elicitation"));
         let meta = &r.params.expect("params")["_meta"];
         assert!(meta.get(CLIENT_CAPABILITIES).is_none(), "{meta}");
-        assert!(meta.get(PROTOCOL_VERSION).is_some());
+    }
+
+    #[test]
+    fn a_modern_envelopes_known_version_is_read_aside() {
+        let r = request(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"acme/trace":"t-1"}}}"#,
+        );
+        assert_eq!(r.meta_version, Some(ProtocolVersion::V2026_07_28));
+        assert!(r.is_modern());
+        let meta = &r.params.as_ref().expect("params")["_meta"];
+        assert_eq!(meta, &serde_json::json!({"acme/trace": "t-1"}));
+    }
+
+    #[test]
+    fn an_unknown_version_stays_in_meta_for_the_envelope_check() {
+        for version in [r#""2099-01-01""#, "20260728", r#"{"v":1}"#] {
+            let r = request(&format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":{version},"io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+            ));
+            assert!(r.meta_version.is_none(), "{version}");
+            assert!(r.is_modern(), "{version}");
+            let sent: Value = serde_json::from_str(version).expect("json");
+            assert_eq!(r.params.expect("params")["_meta"][PROTOCOL_VERSION], sent);
+        }
+    }
+
+    #[test]
+    fn a_version_given_twice_in_meta_is_refused_however_each_was_read() {
+        for twice in [
+            r#""2026-07-28","X":"2026-07-28""#,
+            r#""2026-07-28","X":"2099-01-01""#,
+            r#""2099-01-01","X":"2026-07-28""#,
+            r#""2099-01-01","X":"2099-01-01""#,
+        ] {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{{"X":{twice}}}}}}}"#
+            )
+            .replace('X', PROTOCOL_VERSION);
+            let m = err(&body);
+            assert_eq!(m.error.code.code(), -32602, "{body}");
+            assert!(
+                m.error.message.contains(PROTOCOL_VERSION),
+                "{}",
+                m.error.message
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_without_a_meta_version_is_not_modern() {
+        let r = request(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1}}}"#,
+        );
+        assert!(r.meta_version.is_none());
+        assert!(!r.is_modern());
     }
 
     #[test]
@@ -801,7 +897,7 @@ mod tests {
     }
 
     #[test]
-    fn a_notifications_capabilities_stay_in_its_meta() {
+    fn a_notifications_version_and_capabilities_stay_in_its_meta() {
         let m = Incoming::parse(
             br#"{"jsonrpc":"2.0","method":"n","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}"#,
         );
@@ -809,8 +905,11 @@ mod tests {
             panic!("a notification")
         };
         assert_eq!(
-            n.params.expect("params")["_meta"][CLIENT_CAPABILITIES],
-            serde_json::json!({"elicitation": {}})
+            n.params.expect("params")["_meta"],
+            serde_json::json!({
+                PROTOCOL_VERSION: "2026-07-28",
+                CLIENT_CAPABILITIES: {"elicitation": {}},
+            })
         );
     }
 

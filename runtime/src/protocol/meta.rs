@@ -3,10 +3,17 @@
 //! Parsing only: whether the envelope is required, and what a missing one means for the era,
 //! is the dispatcher's decision.
 
+use std::borrow::Cow;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use super::capabilities::ClientCapabilities;
 use super::error::McpError;
+use super::other_json::other_json_is;
+use super::version::ProtocolVersion;
 
 /// The protocol version a modern request speaks; its presence is what makes a request modern.
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -80,8 +87,9 @@ impl LogLevel {
 /// What a modern request says about itself in `params._meta`.
 #[derive(Debug, Clone)]
 pub struct RequestMeta {
-    /// The version string as sent; the envelope check decides whether it is served.
-    pub protocol_version: String,
+    /// The version string as sent; the envelope check decides whether it is served. A
+    /// version known here is its static wire string.
+    pub protocol_version: Cow<'static, str>,
     /// What the request declared it can do: the gate checks input requests against it.
     pub client_capabilities: ClientCapabilities,
     /// The client's `{name, version}`, as sent; nothing acts on it.
@@ -124,11 +132,15 @@ impl RequestMeta {
     /// `_meta`'s would win), otherwise they are moved out of `_meta`, not copied:
     /// a client that declares many would otherwise have them copied on every request. The
     /// handler reads them from its context; the rest of `_meta` stays where it was.
+    /// Likewise the version is `version_aside` when the parse read it so (a version known
+    /// here, see [`Request::meta_version`]), and is otherwise read from `_meta`.
     ///
     /// [`Request::meta_capabilities`]: super::Request::meta_capabilities
+    /// [`Request::meta_version`]: super::Request::meta_version
     pub fn from_params(
         params: Option<&mut Map<String, Value>>,
         read_aside: Option<ClientCapabilities>,
+        version_aside: Option<ProtocolVersion>,
     ) -> Result<Option<RequestMeta>, McpError> {
         let Some(meta) = params.and_then(|p| p.get_mut("_meta")) else {
             return Ok(None);
@@ -136,15 +148,16 @@ impl RequestMeta {
         let Value::Object(meta) = meta else {
             return Err(McpError::invalid_params("params._meta must be an object"));
         };
-        let Some(version) = meta.get(PROTOCOL_VERSION) else {
-            return Ok(None);
+        let version = match (version_aside, meta.get(PROTOCOL_VERSION)) {
+            (Some(version), _) => Cow::Borrowed(version.as_str()),
+            (None, None) => return Ok(None),
+            (None, Some(Value::String(version))) => Cow::Owned(version.clone()),
+            (None, Some(_)) => {
+                return Err(McpError::invalid_params(format!(
+                    "_meta[\"{PROTOCOL_VERSION}\"] must be a string"
+                )))
+            }
         };
-        let Value::String(version) = version else {
-            return Err(McpError::invalid_params(format!(
-                "_meta[\"{PROTOCOL_VERSION}\"] must be a string"
-            )));
-        };
-        let version = version.clone();
         let client_capabilities = match (meta.remove(CLIENT_CAPABILITIES), read_aside) {
             (Some(Value::Object(caps)), _) => {
                 ClientCapabilities::declared(caps, CAPABILITIES_FIELD)?
@@ -196,8 +209,9 @@ impl RequestMeta {
     pub fn require(
         mut params: Option<&mut Map<String, Value>>,
         read_aside: Option<ClientCapabilities>,
+        version_aside: Option<ProtocolVersion>,
     ) -> Result<RequestMeta, McpError> {
-        match Self::from_params(params.as_deref_mut(), read_aside)? {
+        match Self::from_params(params.as_deref_mut(), read_aside, version_aside)? {
             Some(meta) => Ok(meta),
             None if params.and_then(|p| p.get("_meta")).is_none() => {
                 Err(McpError::invalid_params("Missing required params._meta"))
@@ -206,6 +220,61 @@ impl RequestMeta {
                 "Missing required _meta[\"{PROTOCOL_VERSION}\"]"
             ))),
         }
+    }
+}
+
+/// `_meta`'s protocol version as the request parse reads it: a version known here, held as
+/// such (no key or string is allocated for it), or any other value, kept as the JSON it is
+/// for the envelope check to judge.
+pub(crate) enum ParsedVersion {
+    Known(ProtocolVersion),
+    Json(Value),
+}
+
+impl ParsedVersion {
+    /// The version, or the JSON that names none known here.
+    pub(crate) fn known(self) -> Result<ProtocolVersion, Value> {
+        match self {
+            Self::Known(version) => Ok(version),
+            Self::Json(value) => Err(value),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ParsedVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ParsedVersionVisitor)
+    }
+}
+
+struct ParsedVersionVisitor;
+
+impl<'de> Visitor<'de> for ParsedVersionVisitor {
+    type Value = ParsedVersion;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a protocol version")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ParsedVersion, E> {
+        Ok(match ProtocolVersion::parse(v) {
+            Some(known) => ParsedVersion::Known(known),
+            None => ParsedVersion::Json(Value::String(v.to_owned())),
+        })
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<ParsedVersion, E> {
+        Ok(match ProtocolVersion::parse(&v) {
+            Some(known) => ParsedVersion::Known(known),
+            None => ParsedVersion::Json(Value::String(v)),
+        })
+    }
+
+    other_json_is!(ParsedVersion::Json, but strings);
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ParsedVersion, A::Error> {
+        let value = Value::deserialize(MapAccessDeserializer::new(map))?;
+        Ok(ParsedVersion::Json(value))
     }
 }
 
@@ -222,7 +291,7 @@ mod tests {
     fn missing_client_capabilities_is_invalid_params() {
         let mut p = params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28"}}));
         assert_eq!(
-            RequestMeta::require(Some(&mut p), None)
+            RequestMeta::require(Some(&mut p), None, None)
                 .expect_err("invalid")
                 .code
                 .code(),
@@ -234,14 +303,22 @@ mod tests {
     fn capabilities_read_aside_are_the_envelopes() {
         let mut p = params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28"}}));
         let aside = ClientCapabilities::new(params(json!({"roots": {}})));
-        let meta = RequestMeta::require(Some(&mut p), Some(aside.clone())).expect("valid");
+        let meta = RequestMeta::require(Some(&mut p), Some(aside.clone()), None).expect("valid");
         assert_eq!(meta.client_capabilities, aside);
+    }
+
+    #[test]
+    fn a_version_read_aside_is_the_envelopes() {
+        let mut p = params(json!({"_meta": {CLIENT_CAPABILITIES: {}}}));
+        let meta = RequestMeta::require(Some(&mut p), None, Some(ProtocolVersion::V2026_07_28))
+            .expect("valid");
+        assert_eq!(meta.protocol_version, "2026-07-28");
     }
 
     #[test]
     fn missing_meta_is_invalid_params() {
         assert_eq!(
-            RequestMeta::require(None, None)
+            RequestMeta::require(None, None, None)
                 .expect_err("invalid")
                 .code
                 .code(),
@@ -253,7 +330,7 @@ mod tests {
     fn missing_client_info_is_accepted() {
         let mut p =
             params(json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}}}));
-        let meta = RequestMeta::require(Some(&mut p), None).expect("valid");
+        let meta = RequestMeta::require(Some(&mut p), None, None).expect("valid");
         assert!(meta.client_info.is_none());
     }
 
@@ -263,7 +340,7 @@ mod tests {
             json!({"_meta": {PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}, LOG_LEVEL: "loud"}}),
         );
         assert_eq!(
-            RequestMeta::require(Some(&mut p), None)
+            RequestMeta::require(Some(&mut p), None, None)
                 .expect_err("invalid")
                 .code
                 .code(),

@@ -32,7 +32,6 @@ use crate::handler::Cancellation;
 use crate::handler::{Principal, Tenant};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{Malformed, Notification};
-use crate::protocol::meta::has_modern_envelope;
 use crate::protocol::{Era, Incoming, McpError, Request, RequestId};
 use crate::tenancy::AuthError;
 
@@ -188,7 +187,7 @@ async fn handle(
             let account = Account::of(&tenant, principal.id_arc(), client);
             legacy::initialize(request, tenant, principal, &account, service).await
         }
-        Incoming::Request(request) if has_modern_envelope(request.params.as_ref()) => {
+        Incoming::Request(request) if request.is_modern() => {
             let caller = (tenant, principal, client);
             modern(headers, request, caller, service, dispatcher).await
         }

@@ -27,7 +27,7 @@ use crate::legacy::session::{deliver, End, Notify, OpenStream};
 use crate::legacy::sessions::Found;
 use crate::legacy::{handshake, SessionOn};
 use crate::protocol::jsonrpc::Response;
-use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
+use crate::protocol::meta::legacy_progress_token;
 use crate::protocol::{Era, McpError, Notification, Request};
 
 /// `initialize`: a new session for this tenant and caller, charged to `account`, unless a
@@ -225,7 +225,7 @@ pub(crate) async fn end(session_id: &str, service: &McpService, found: Found) ->
 pub(crate) fn is_handshake(headers: Headers<'_>, request: &Request) -> bool {
     request.method == "initialize"
         && headers.version_era().is_none_or(|era| era == Era::Legacy)
-        && !has_modern_envelope(request.params.as_ref())
+        && !request.is_modern()
 }
 
 /// Whether a request without a session names a legacy version in its header: a legacy

@@ -60,7 +60,7 @@ use crate::legacy::session::{deliver, End, Notify};
 use crate::legacy::{handshake, Legacy, Session, SessionId, SessionOn};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{error_bytes, result_bytes, Malformed};
-use crate::protocol::meta::{has_modern_envelope, legacy_progress_token};
+use crate::protocol::meta::legacy_progress_token;
 use crate::protocol::{Incoming, McpError, ProtocolVersion, Request, RequestId};
 
 /// Session notifications queued for stdout; beyond it they are dropped, as on a GET stream.
@@ -223,7 +223,7 @@ impl Server {
             let e = McpError::invalid_request(format!("Request id {id} is already in use"));
             return self.write(error_bytes(Some(&id), &e)).await;
         }
-        let modern = has_modern_envelope(request.params.as_ref());
+        let modern = request.is_modern();
         if request.method == "initialize" && !modern {
             return self.initialize(request).await;
         }
