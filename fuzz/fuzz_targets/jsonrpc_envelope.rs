@@ -15,7 +15,11 @@ fuzz_target!(|data: &[u8]| {
     };
     // Each check on its own copy: reading the envelope moves the capabilities out of it.
     let mut copy = request.clone();
-    let _ = RequestMeta::from_params(copy.params.as_mut(), copy.meta_capabilities);
+    let _ = RequestMeta::from_params(
+        copy.params.as_mut(),
+        copy.meta_capabilities,
+        copy.meta_version,
+    );
     let _ = check_modern(&mut request.clone(), None);
     // The headers a correct client would send, and the body's own text as a header value.
     let text = String::from_utf8_lossy(data);

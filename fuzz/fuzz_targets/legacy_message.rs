@@ -6,15 +6,14 @@
 use libfuzzer_sys::fuzz_target;
 use roundtrip_runtime::legacy::handshake;
 use roundtrip_runtime::protocol::input::parse_input_responses;
-use roundtrip_runtime::protocol::meta::{has_modern_envelope, legacy_progress_token};
+use roundtrip_runtime::protocol::meta::legacy_progress_token;
 use roundtrip_runtime::protocol::Incoming;
 
 fuzz_target!(|data: &[u8]| {
     match Incoming::parse(data) {
         Ok(Incoming::Request(mut request)) => {
-            let params = request.params.as_ref();
-            let _ = has_modern_envelope(params);
-            let _ = legacy_progress_token(params);
+            let _ = request.is_modern();
+            let _ = legacy_progress_token(request.params.as_ref());
             let _ = handshake::parse(&request);
             let answers = request
                 .params
