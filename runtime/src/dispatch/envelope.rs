@@ -182,7 +182,7 @@ pub fn check_modern(
     let meta = RequestMeta::require(
         request.params.as_mut(),
         request.meta_capabilities.take(),
-        request.meta_version.take(),
+        request.meta_version,
     )?;
     if let Some(http) = http {
         check_headers(request, &meta, http.headers)?;
@@ -357,7 +357,7 @@ fn header_matches(kind: HeaderKind, header: &str, body: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::RequestId;
+    use crate::protocol::{Incoming, RequestId};
     use serde_json::json;
 
     fn request(method: &str, params: Value) -> Request {
@@ -472,6 +472,22 @@ mod tests {
         assert_eq!(
             r.params.expect("params")["_meta"],
             json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "acme/trace": "t-1"})
+        );
+    }
+
+    #[test]
+    fn a_parsed_requests_version_and_capabilities_are_the_envelopes_and_the_rest_of_meta_stays() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"acme/trace":"t-1"}}}"#;
+        let Ok(Incoming::Request(mut r)) = Incoming::parse(body) else {
+            panic!("a request")
+        };
+        let envelope = check_modern(&mut r, None).expect("valid");
+        assert_eq!(envelope.version, ProtocolVersion::V2026_07_28);
+        assert!(envelope.meta().client_capabilities.has("sampling"));
+        assert!(r.is_modern(), "the request still says it is modern");
+        assert_eq!(
+            r.params.expect("params")["_meta"],
+            json!({"acme/trace": "t-1"})
         );
     }
 

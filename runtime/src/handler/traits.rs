@@ -78,8 +78,9 @@ pub trait MethodHandler: Send + Sync + 'static {
     fn method(&self) -> &str;
     /// Answers one request, given its `params` (empty when absent). The result must be a JSON
     /// object; anything else is answered with an internal error. On a modern request the
-    /// envelope has taken the declared capabilities out of `params._meta`: they are
-    /// `ctx.client_capabilities()`; the rest of `_meta` is as the client sent it.
+    /// envelope has taken the protocol version and the declared capabilities out of
+    /// `params._meta`: they are `ctx.era()` and `ctx.client_capabilities()`; the rest of
+    /// `_meta` is as the client sent it.
     async fn handle(&self, ctx: Context, params: Map<String, Value>) -> MethodOutcome;
 }
 

@@ -19,7 +19,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use super::error::McpError;
-use super::other_json::{other_json_is, Key};
+use super::key::Key;
+use super::other_json::other_json_is;
 
 /// Shared, not copied: the scope, the handler's context and the gate all read the one
 /// declaration a request made.

@@ -14,11 +14,10 @@ use serde_json::{Map, Value};
 
 use super::capabilities::{ClientCapabilities, ParsedCapabilities};
 use super::error::McpError;
-use super::meta::{
-    declares_version, has_modern_envelope, ParsedVersion, CLIENT_CAPABILITIES, PROTOCOL_VERSION,
-};
-use super::other_json::{other_json_is, Key};
-use super::version::ProtocolVersion;
+use super::key::Key;
+use super::meta::{declares_version, has_modern_envelope, CLIENT_CAPABILITIES, PROTOCOL_VERSION};
+use super::other_json::other_json_is;
+use super::version::{ParsedVersion, ProtocolVersion};
 
 /// A JSON-RPC id: a string or a number. Null ids are not requests.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -488,9 +487,9 @@ fn insert_new(map: &mut Map<String, Value>, key: String, value: Value) -> Option
 }
 
 /// `params._meta` read as a value, with the first of its members given twice, if one is.
-/// A modern envelope's protocol version and client capabilities (one with a version) are read
-/// aside when they can be read as a [`ProtocolVersion`] and as [`ClientCapabilities`] at once,
-/// and are then not in `value`.
+/// Its protocol version is read aside when it names a version known here, and a modern
+/// envelope's client capabilities (one with a version) when they can be held as bits; what
+/// was read aside is not in `value`.
 struct Meta {
     value: Value,
     repeated: Option<String>,

@@ -5,14 +5,10 @@
 
 use std::borrow::Cow;
 
-use serde::de::value::MapAccessDeserializer;
-use serde::de::{MapAccess, Visitor};
-use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use super::capabilities::ClientCapabilities;
 use super::error::McpError;
-use super::other_json::other_json_is;
 use super::version::ProtocolVersion;
 
 /// The protocol version a modern request speaks; its presence is what makes a request modern.
@@ -101,17 +97,19 @@ pub struct RequestMeta {
     pub progress_token: Option<Value>,
 }
 
-/// Whether a request carries the modern envelope (a `_meta` protocol version): the one fact
-/// that sends it down the stateless path, whatever else it carries.
-pub fn has_modern_envelope(params: Option<&Map<String, Value>>) -> bool {
+/// Whether these params' `_meta` names a protocol version as JSON. A parsed request's known
+/// version is read aside instead: whether a request is modern is [`Request::is_modern`].
+///
+/// [`Request::is_modern`]: super::Request::is_modern
+pub(crate) fn has_modern_envelope(params: Option<&Map<String, Value>>) -> bool {
     params
         .and_then(|p| p.get("_meta"))
         .and_then(Value::as_object)
         .is_some_and(declares_version)
 }
 
-/// Whether a `_meta` object names a protocol version: what makes its request modern.
-pub fn declares_version(meta: &Map<String, Value>) -> bool {
+/// Whether a `_meta` object names a protocol version as JSON (see [`has_modern_envelope`]).
+pub(crate) fn declares_version(meta: &Map<String, Value>) -> bool {
     meta.contains_key(PROTOCOL_VERSION)
 }
 
@@ -220,61 +218,6 @@ impl RequestMeta {
                 "Missing required _meta[\"{PROTOCOL_VERSION}\"]"
             ))),
         }
-    }
-}
-
-/// `_meta`'s protocol version as the request parse reads it: a version known here, held as
-/// such (no key or string is allocated for it), or any other value, kept as the JSON it is
-/// for the envelope check to judge.
-pub(crate) enum ParsedVersion {
-    Known(ProtocolVersion),
-    Json(Value),
-}
-
-impl ParsedVersion {
-    /// The version, or the JSON that names none known here.
-    pub(crate) fn known(self) -> Result<ProtocolVersion, Value> {
-        match self {
-            Self::Known(version) => Ok(version),
-            Self::Json(value) => Err(value),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for ParsedVersion {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(ParsedVersionVisitor)
-    }
-}
-
-struct ParsedVersionVisitor;
-
-impl<'de> Visitor<'de> for ParsedVersionVisitor {
-    type Value = ParsedVersion;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a protocol version")
-    }
-
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ParsedVersion, E> {
-        Ok(match ProtocolVersion::parse(v) {
-            Some(known) => ParsedVersion::Known(known),
-            None => ParsedVersion::Json(Value::String(v.to_owned())),
-        })
-    }
-
-    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<ParsedVersion, E> {
-        Ok(match ProtocolVersion::parse(&v) {
-            Some(known) => ParsedVersion::Known(known),
-            None => ParsedVersion::Json(Value::String(v)),
-        })
-    }
-
-    other_json_is!(ParsedVersion::Json, but strings);
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ParsedVersion, A::Error> {
-        let value = Value::deserialize(MapAccessDeserializer::new(map))?;
-        Ok(ParsedVersion::Json(value))
     }
 }
 

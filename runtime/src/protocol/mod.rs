@@ -15,6 +15,7 @@ pub mod error;
 mod form_schema;
 pub mod input;
 pub mod jsonrpc;
+mod key;
 pub mod meta;
 mod other_json;
 

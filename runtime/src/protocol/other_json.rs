@@ -1,18 +1,12 @@
 //! Reading any JSON that is not an object as the value it is, for the hand-written visitors
-//! of the request parse, which treat objects their own way; and members' names, borrowed
-//! when they can be.
-
-use std::borrow::Cow;
-
-use serde::de::{self, Visitor};
-use serde::{Deserialize, Deserializer};
+//! of the request parse, which treat objects their own way.
 
 /// The `visit_*` methods of a visitor that reads anything but an object as the JSON value it
 /// is, made into the visitor's value by `$wrap`; with `but strings`, all but strings' (for a
 /// visitor that reads strings its own way).
 macro_rules! other_json_is {
     ($wrap:expr) => {
-        other_json_is!($wrap, but strings);
+        $crate::protocol::other_json::other_json_is!($wrap, but strings);
 
         fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
             Ok($wrap(serde_json::Value::String(v.to_owned())))
@@ -53,36 +47,3 @@ macro_rules! other_json_is {
 }
 
 pub(crate) use other_json_is;
-
-/// A member's name, borrowed from the body when it has no escapes: compared with the names
-/// the parse reads aside, it costs no allocation, and it becomes an owned key only when it is
-/// kept.
-pub(crate) struct Key<'de>(pub(crate) Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a member's name")
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Borrowed(v)))
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Owned(v.to_owned())))
-    }
-
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
-        Ok(Key(Cow::Owned(v)))
-    }
-}

@@ -1,5 +1,12 @@
 //! Protocol versions and the era they belong to. Versions are compared here and nowhere else.
 
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use super::other_json::other_json_is;
+
 /// Every protocol revision Roundtrip knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -74,5 +81,60 @@ impl ProtocolVersion {
             Self::V2026_07_28 => Era::Modern,
             _ => Era::Legacy,
         }
+    }
+}
+
+/// A `_meta` protocol version as the request parse reads it: a version known here, held as
+/// such (no key or string is allocated for it), or any other value, kept as the JSON it is
+/// for the envelope check to judge.
+pub(crate) enum ParsedVersion {
+    Known(ProtocolVersion),
+    Json(Value),
+}
+
+impl ParsedVersion {
+    /// The version, or the JSON that names none known here.
+    pub(crate) fn known(self) -> Result<ProtocolVersion, Value> {
+        match self {
+            Self::Known(version) => Ok(version),
+            Self::Json(value) => Err(value),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ParsedVersion {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ParsedVersionVisitor)
+    }
+}
+
+struct ParsedVersionVisitor;
+
+impl<'de> Visitor<'de> for ParsedVersionVisitor {
+    type Value = ParsedVersion;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a protocol version")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ParsedVersion, E> {
+        Ok(match ProtocolVersion::parse(v) {
+            Some(known) => ParsedVersion::Known(known),
+            None => ParsedVersion::Json(Value::String(v.to_owned())),
+        })
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<ParsedVersion, E> {
+        Ok(match ProtocolVersion::parse(&v) {
+            Some(known) => ParsedVersion::Known(known),
+            None => ParsedVersion::Json(Value::String(v)),
+        })
+    }
+
+    other_json_is!(ParsedVersion::Json, but strings);
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ParsedVersion, A::Error> {
+        let value = Value::deserialize(MapAccessDeserializer::new(map))?;
+        Ok(ParsedVersion::Json(value))
     }
 }
