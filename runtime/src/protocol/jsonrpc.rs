@@ -535,7 +535,7 @@ impl<'de> Visitor<'de> for MetaVisitor {
         let mut aside = ReadAside::default();
         while let Some(Key(key)) = map.next_key()? {
             let read = if key == PROTOCOL_VERSION {
-                let read = map.next_value::<ParsedVersion>()?.known();
+                let read = map.next_value::<ParsedVersion>()?.0;
                 read_aside(read, &mut aside.version, &key, &meta, &mut repeated)
             } else if key == CLIENT_CAPABILITIES {
                 let read = map.next_value::<ParsedCapabilities>()?.bare();

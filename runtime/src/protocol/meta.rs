@@ -146,15 +146,18 @@ impl RequestMeta {
         let Value::Object(meta) = meta else {
             return Err(McpError::invalid_params("params._meta must be an object"));
         };
-        let version = match (version_aside, meta.get(PROTOCOL_VERSION)) {
-            (Some(version), _) => Cow::Borrowed(version.as_str()),
-            (None, None) => return Ok(None),
-            (None, Some(Value::String(version))) => Cow::Owned(version.clone()),
-            (None, Some(_)) => {
-                return Err(McpError::invalid_params(format!(
-                    "_meta[\"{PROTOCOL_VERSION}\"] must be a string"
-                )))
-            }
+        // Read aside, the version is not in `_meta` too (the parse refuses it twice).
+        let version = match version_aside {
+            Some(version) => Cow::Borrowed(version.as_str()),
+            None => match meta.get(PROTOCOL_VERSION) {
+                None => return Ok(None),
+                Some(Value::String(version)) => Cow::Owned(version.clone()),
+                Some(_) => {
+                    return Err(McpError::invalid_params(format!(
+                        "_meta[\"{PROTOCOL_VERSION}\"] must be a string"
+                    )))
+                }
+            },
         };
         let client_capabilities = match (meta.remove(CLIENT_CAPABILITIES), read_aside) {
             (Some(Value::Object(caps)), _) => {

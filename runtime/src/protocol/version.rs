@@ -87,18 +87,11 @@ impl ProtocolVersion {
 /// A `_meta` protocol version as the request parse reads it: a version known here, held as
 /// such (no key or string is allocated for it), or any other value, kept as the JSON it is
 /// for the envelope check to judge.
-pub(crate) enum ParsedVersion {
-    Known(ProtocolVersion),
-    Json(Value),
-}
+pub(crate) struct ParsedVersion(pub(crate) Result<ProtocolVersion, Value>);
 
 impl ParsedVersion {
-    /// The version, or the JSON that names none known here.
-    pub(crate) fn known(self) -> Result<ProtocolVersion, Value> {
-        match self {
-            Self::Known(version) => Ok(version),
-            Self::Json(value) => Err(value),
-        }
+    fn json(value: Value) -> ParsedVersion {
+        ParsedVersion(Err(value))
     }
 }
 
@@ -118,23 +111,21 @@ impl<'de> Visitor<'de> for ParsedVersionVisitor {
     }
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ParsedVersion, E> {
-        Ok(match ProtocolVersion::parse(v) {
-            Some(known) => ParsedVersion::Known(known),
-            None => ParsedVersion::Json(Value::String(v.to_owned())),
-        })
+        Ok(ParsedVersion(
+            ProtocolVersion::parse(v).ok_or_else(|| Value::from(v)),
+        ))
     }
 
     fn visit_string<E: serde::de::Error>(self, v: String) -> Result<ParsedVersion, E> {
-        Ok(match ProtocolVersion::parse(&v) {
-            Some(known) => ParsedVersion::Known(known),
-            None => ParsedVersion::Json(Value::String(v)),
-        })
+        Ok(ParsedVersion(
+            ProtocolVersion::parse(&v).ok_or(Value::String(v)),
+        ))
     }
 
-    other_json_is!(ParsedVersion::Json, but strings);
+    other_json_is!(ParsedVersion::json, but strings);
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ParsedVersion, A::Error> {
         let value = Value::deserialize(MapAccessDeserializer::new(map))?;
-        Ok(ParsedVersion::Json(value))
+        Ok(ParsedVersion::json(value))
     }
 }
