@@ -171,28 +171,70 @@ impl InputRequest {
         static FORM: LazyLock<Value> = LazyLock::new(|| json!({"elicitation": {"form": {}}}));
         static URL: LazyLock<Value> = LazyLock::new(|| json!({"elicitation": {"url": {}}}));
         static ROOTS: LazyLock<Value> = LazyLock::new(|| json!({"roots": {}}));
-        let param = |k: &str| self.params().and_then(|p| p.get(k));
-        match self.0.method {
-            "elicitation/create" if param("mode").and_then(Value::as_str) == Some("url") => {
-                Cow::Borrowed(&URL)
-            }
-            "elicitation/create" => Cow::Borrowed(&FORM),
-            "sampling/createMessage" => {
+        match self.need() {
+            Need::Form => Cow::Borrowed(&FORM),
+            Need::Url => Cow::Borrowed(&URL),
+            Need::Sampling { tools, context } => {
                 let mut sampling = Map::new();
-                if param("tools").is_some() || param("toolChoice").is_some() {
+                if tools {
                     sampling.insert("tools".into(), json!({}));
                 }
-                if param("includeContext")
-                    .and_then(Value::as_str)
-                    .is_some_and(|c| c != "none")
-                {
+                if context {
                     sampling.insert("context".into(), json!({}));
                 }
                 Cow::Owned(json!({ "sampling": sampling }))
             }
-            _ => Cow::Borrowed(&ROOTS),
+            Need::Roots => Cow::Borrowed(&ROOTS),
         }
     }
+
+    /// The one client capability whose declaration as `{}` is all this request needs, when
+    /// one is: `elicitation` for a form (a bare `elicitation` declares form), `sampling` for
+    /// sampling without tools or server context, `roots`; `None` for a request that needs a
+    /// sub-capability. The gate's quick yes, with no JSON built or walked.
+    pub(crate) fn covered_by_bare(&self) -> Option<&'static str> {
+        match self.need() {
+            Need::Form => Some("elicitation"),
+            Need::Sampling {
+                tools: false,
+                context: false,
+            } => Some("sampling"),
+            Need::Roots => Some("roots"),
+            Need::Url | Need::Sampling { .. } => None,
+        }
+    }
+
+    /// What this request needs the client to have declared.
+    fn need(&self) -> Need {
+        let param = |k: &str| self.params().and_then(|p| p.get(k));
+        match self.0.method {
+            "elicitation/create" if param("mode").and_then(Value::as_str) == Some("url") => {
+                Need::Url
+            }
+            "elicitation/create" => Need::Form,
+            "sampling/createMessage" => Need::Sampling {
+                tools: param("tools").is_some() || param("toolChoice").is_some(),
+                context: param("includeContext")
+                    .and_then(Value::as_str)
+                    .is_some_and(|c| c != "none"),
+            },
+            _ => Need::Roots,
+        }
+    }
+}
+
+/// The client capabilities an input request needs, as [`InputRequest::required_capabilities`]
+/// writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Need {
+    /// `elicitation.form`.
+    Form,
+    /// `elicitation.url`.
+    Url,
+    /// `sampling`, with `sampling.tools` and `sampling.context` when the request uses them.
+    Sampling { tools: bool, context: bool },
+    /// `roots`.
+    Roots,
 }
 
 /// `CreateMessageRequestParams`, built: messages, limits, and optionally tools (which need the
@@ -284,6 +326,18 @@ impl ElicitAction {
             ElicitAction::Cancel => "cancel",
         }
     }
+
+    /// The action a wire name names, if it names one. A match on the name: deserialising it
+    /// from the answer's `Value` went through serde's enum access, about 200 instructions for
+    /// each of the two reads a handler typically makes (the action, then the content).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "accept" => Some(ElicitAction::Accept),
+            "decline" => Some(ElicitAction::Decline),
+            "cancel" => Some(ElicitAction::Cancel),
+            _ => None,
+        }
+    }
 }
 
 /// One answer from `inputResponses`: a bare result object (`ElicitResult`,
@@ -306,7 +360,8 @@ impl InputResponse {
     pub fn action(&self) -> Option<ElicitAction> {
         self.0
             .get("action")
-            .and_then(|a| ElicitAction::deserialize(a).ok())
+            .and_then(Value::as_str)
+            .and_then(ElicitAction::from_name)
     }
 
     /// Accepted elicitation content, `None` for decline, cancel or a non-elicitation answer.
@@ -439,6 +494,76 @@ mod tests {
         );
         assert_eq!(r.action(), Some(ElicitAction::Decline));
         assert!(r.accepted_content().is_none());
+    }
+
+    #[test]
+    fn an_action_is_read_by_its_exact_wire_name_as_it_is_written() {
+        for action in [
+            ElicitAction::Accept,
+            ElicitAction::Decline,
+            ElicitAction::Cancel,
+        ] {
+            let answer = json!({"action": action.as_str()});
+            let r = InputResponse::new(answer.as_object().cloned().expect("object"));
+            assert_eq!(r.action(), Some(action));
+        }
+        for other in [json!("Accept"), json!("accepted"), json!(""), json!(true)] {
+            let answer = json!({"action": other});
+            let r = InputResponse::new(answer.as_object().cloned().expect("object"));
+            assert_eq!(r.action(), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn a_request_is_covered_by_a_bare_capability_exactly_when_it_needs_only_that() {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object"}});
+        let cases = [
+            (
+                InputRequest::elicit_form("m", json!({})),
+                Some("elicitation"),
+            ),
+            (InputRequest::elicit_url("m", "https://example.com"), None),
+            (InputRequest::sample_text("p", 10), Some("sampling")),
+            (
+                InputRequest::sample(Sampling::new(5).tools(vec![tool])),
+                None,
+            ),
+            (
+                InputRequest::sampling(
+                    json!({"messages": [], "maxTokens": 1, "includeContext": "none"}),
+                ),
+                Some("sampling"),
+            ),
+            (
+                InputRequest::sampling(
+                    json!({"messages": [], "maxTokens": 1, "includeContext": "thisServer"}),
+                ),
+                None,
+            ),
+            (InputRequest::list_roots(), Some("roots")),
+        ];
+        for (request, bare) in cases {
+            assert_eq!(request.covered_by_bare(), bare, "{request:?}");
+            // The same verdict as the JSON the gate would otherwise walk.
+            let required = request.required_capabilities();
+            let expected = match bare {
+                Some("elicitation") => Some(json!({"elicitation": {"form": {}}})),
+                Some(name) => Some(json!({ name: {} })),
+                None => None,
+            };
+            match expected {
+                Some(expected) => assert_eq!(*required, expected),
+                // A sub-capability other than the form a bare elicitation declares.
+                None => assert!(
+                    required
+                        .as_object()
+                        .is_some_and(|r| r.values().any(|need| need
+                            .as_object()
+                            .is_some_and(|sub| !sub.is_empty() && !sub.contains_key("form")))),
+                    "{required}"
+                ),
+            }
+        }
     }
 
     #[test]
