@@ -623,11 +623,21 @@ struct NotificationMessage<'a> {
 /// What a success response is written into at first: `to_vec`'s 128 bytes are less than the
 /// smallest stamped tool result (its `_meta` names the server), so nearly every response grew,
 /// and was copied, once or twice.
-const RESULT_CAPACITY: usize = 512;
+pub(crate) const RESULT_CAPACITY: usize = 512;
 
 /// Serialises a success response.
 pub(crate) fn result_bytes<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> Vec<u8> {
-    let mut out = Vec::with_capacity(RESULT_CAPACITY);
+    result_bytes_sized(RESULT_CAPACITY, id, result)
+}
+
+/// Serialises a success response into a buffer of `capacity` bytes at first, for a result
+/// known to be larger than most (it still grows if need be).
+pub(crate) fn result_bytes_sized<R: Serialize + ?Sized>(
+    capacity: usize,
+    id: &RequestId,
+    result: &R,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity);
     let message = ResultMessage {
         jsonrpc: "2.0",
         id,

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::content::Content;
 pub use super::content::ResourceContents;
 use super::input::InputRequests;
+use super::jsonrpc::{result_bytes_sized, RequestId, RESULT_CAPACITY};
 use super::meta::SERVER_INFO;
 
 /// The discriminator every modern result carries. Open: extensions add values, and a value
@@ -129,6 +130,17 @@ pub(crate) enum StampedResult {
 }
 
 impl StampedResult {
+    /// Its JSON-RPC response to `id`, written into a buffer allocated once: an input-required
+    /// result (its requests, its state) outgrew the usual [`RESULT_CAPACITY`], and every round
+    /// that asked for input had its response reallocated and copied.
+    pub(crate) fn response_bytes(&self, id: &RequestId) -> Vec<u8> {
+        let capacity = match self {
+            Self::InputRequired(r) => RESULT_CAPACITY + r.beyond_usual(),
+            Self::Object(_) | Self::Tool(_) => RESULT_CAPACITY,
+        };
+        result_bytes_sized(capacity, id, self)
+    }
+
     /// The `resultType` the result carries (`complete` for an object without one).
     pub(crate) fn result_type(&self) -> ResultType {
         match self {
@@ -172,7 +184,18 @@ impl Serialize for ServerMeta {
     }
 }
 
+/// About what one input request writes: a form elicitation with a one-field schema is about
+/// 200 bytes.
+const INPUT_REQUEST_BYTES: usize = 256;
+
 impl InputRequiredResult {
+    /// About how many bytes it writes beyond [`RESULT_CAPACITY`]: its state, and room for
+    /// each request.
+    fn beyond_usual(&self) -> usize {
+        self.request_state.as_ref().map_or(0, String::len)
+            + INPUT_REQUEST_BYTES * self.input_requests.len()
+    }
+
     /// `request_state` is the wire token (sealed, or the handler's own when nothing seals).
     pub(crate) fn new(
         input_requests: InputRequests,
@@ -314,6 +337,30 @@ mod tests {
 
     fn server_info() -> ServerMeta {
         ServerMeta::new(&json!({"name": "s", "version": "1"}))
+    }
+
+    #[test]
+    fn an_input_required_response_is_written_into_one_buffer_that_never_grew() {
+        let form = InputRequest::elicit_form(
+            "What is your name?",
+            json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+        );
+        let requests = InputRequests::from([("user_name".to_owned(), form)]);
+        let state = "s".repeat(300);
+        let result = StampedResult::InputRequired(InputRequiredResult::new(
+            requests,
+            Some(state.clone()),
+            server_info(),
+        ));
+        let id = RequestId::Number(7.into());
+        let bytes = result.response_bytes(&id);
+        assert_eq!(bytes, crate::protocol::jsonrpc::result_bytes(&id, &result));
+        // Allocated once at the size it asked for: a buffer that had grown would be larger.
+        assert!(bytes.len() > RESULT_CAPACITY);
+        assert_eq!(
+            bytes.capacity(),
+            RESULT_CAPACITY + state.len() + INPUT_REQUEST_BYTES
+        );
     }
 
     #[test]

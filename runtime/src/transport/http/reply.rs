@@ -11,7 +11,7 @@ use tokio::sync::mpsc::Receiver;
 
 use super::error::{answer_status, RpcError};
 use super::inflight::InFlight;
-use super::response::json_result;
+use super::response::json_body;
 use super::sse::{self, PendingReply};
 use super::McpService;
 use crate::dispatch::Reply;
@@ -28,7 +28,7 @@ pub(crate) fn frame(
 ) -> HttpResponse {
     service.count_reply(&reply);
     match reply {
-        Reply::Result(r) => json_result(id, &r),
+        Reply::Result(r) => json_body(r.response_bytes(id)),
         Reply::Error(e) => RpcError::answering(id, e, era).error_response(),
         Reply::Listen(listen) => sse::listen_stream(service, tenant.clone(), listen),
         // A modern request is cancelled only by its client going away: nobody reads this.

@@ -14,9 +14,14 @@ use crate::protocol::jsonrpc::result_bytes;
 use crate::protocol::RequestId;
 
 pub(crate) fn json_result<R: Serialize + ?Sized>(id: &RequestId, result: &R) -> HttpResponse {
+    json_body(result_bytes(id, result))
+}
+
+/// A response already written as JSON.
+pub(crate) fn json_body(bytes: Vec<u8>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type(json_content_type())
-        .body(result_bytes(id, result))
+        .body(bytes)
 }
 
 /// `application/json`, from static text: a header value made from a `&str` is a copy, an

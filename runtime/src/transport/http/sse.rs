@@ -69,7 +69,7 @@ pub(crate) fn drain(rx: &mut Receiver<Box<OutgoingMessage>>, pending: &mut VecDe
 fn final_event(service: &McpService, id: &RequestId, reply: Reply) -> Option<Bytes> {
     service.count_reply(&reply);
     match reply {
-        Reply::Result(r) => Some(sse_event(&result_bytes(id, &r))),
+        Reply::Result(r) => Some(sse_event(&r.response_bytes(id))),
         Reply::Error(e) => Some(sse_event(&error_bytes(Some(id), &e))),
         Reply::Cancelled | Reply::Listen(_) => None,
     }

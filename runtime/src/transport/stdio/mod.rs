@@ -317,7 +317,7 @@ impl Server {
             let mut permit = Some(permit);
             let reply = messages::pump(reply, rx, &out, &mut permit).await;
             let answer = match reply {
-                Reply::Result(r) => Some(result_bytes(&id, &r)),
+                Reply::Result(r) => Some(r.response_bytes(&id)),
                 Reply::Error(e) => Some(error_bytes(Some(&id), &e)),
                 Reply::Listen(_) if listening.len() >= max_listens => {
                     let e = McpError::new(
