@@ -1,6 +1,7 @@
 //! Audit events: one per `tools/call`, `prompts/get` and `resources/read`, and one per admin
 //! action. Arguments are never recorded, and neither is any secret.
 
+use roundtrip_runtime::tenancy::CallOutcome;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Millis, Slug};
@@ -47,6 +48,17 @@ pub enum AuditOutcome {
 }
 
 impl AuditOutcome {
+    /// A call's outcome as the log records it, with its JSON-RPC error code when it has one
+    /// (a cancelled call is an error without a code).
+    pub fn of_call(outcome: CallOutcome) -> (AuditOutcome, Option<i64>) {
+        match outcome {
+            CallOutcome::Complete => (AuditOutcome::Complete, None),
+            CallOutcome::InputRequired => (AuditOutcome::InputRequired, None),
+            CallOutcome::Error(code) => (AuditOutcome::Error, Some(code)),
+            CallOutcome::Cancelled => (AuditOutcome::Error, None),
+        }
+    }
+
     /// The name the store and the API use.
     pub fn as_str(self) -> &'static str {
         match self {

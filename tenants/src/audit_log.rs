@@ -1,17 +1,17 @@
 //! The audit log's writer: the runtime's [`AuditSink`]. A call's record is queued as the
 //! runtime hands it over, without waiting (a full queue drops the record and counts it, so the
-//! audit never slows a request); a task of its own turns records into events, writes them to
-//! the store in batches, and purges what is older than the retention.
+//! audit never slows a request); a task of its own writes them to the store in batches, as
+//! they came (the store writes each as the event it is), and purges what is older than the
+//! retention.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 
-use roundtrip_runtime::tenancy::{AuditSink, AuditTally, CallOutcome, CallRecord};
+use roundtrip_runtime::tenancy::{AuditSink, AuditTally, CallRecord};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::audit::{AuditEvent, AuditKind, AuditOutcome};
 use crate::model::{Millis, Slug};
 use crate::store::Store;
 
@@ -95,42 +95,13 @@ impl AuditSink for AuditLog {
         }
     }
 
-    /// Queues the record as it is: making the event (owned strings, the slug's type) is the
-    /// writer's work, off the request's path.
+    /// Queues the record as it is: the writer hands it to the store as it is, off the
+    /// request's path.
     fn record(&self, record: CallRecord) {
         if self.queue.try_send(record).is_err() {
             self.counts.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
-}
-
-/// The event a call's record becomes; `None` for a tenant that is no slug, which the registry
-/// (whose slugs were checked when stored) never hands over.
-fn event_of(record: CallRecord) -> Option<AuditEvent> {
-    let tenant = Slug::parse(&record.tenant).ok()?;
-    let (outcome, error_code) = match record.outcome {
-        CallOutcome::Complete => (AuditOutcome::Complete, None),
-        CallOutcome::InputRequired => (AuditOutcome::InputRequired, None),
-        CallOutcome::Error(code) => (AuditOutcome::Error, Some(code)),
-        CallOutcome::Cancelled => (AuditOutcome::Error, None),
-    };
-    let at = record
-        .at
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    Some(AuditEvent {
-        id: 0,
-        tenant,
-        at: Millis(at),
-        actor: record.principal.as_ref().to_owned(),
-        kind: AuditKind::Call,
-        action: record.method.to_owned(),
-        target: record.target.as_deref().map(str::to_owned),
-        outcome,
-        error_code,
-        round: Some(i64::from(record.round)),
-        latency_us: Some(i64::try_from(record.latency.as_micros()).unwrap_or(i64::MAX)),
-    })
 }
 
 /// The writer: every `flush_every` it takes what is queued, in batches of up to
@@ -174,7 +145,7 @@ async fn write(
 /// gone (nothing more will come).
 async fn drain(
     rx: &mut mpsc::Receiver<CallRecord>,
-    batch: &mut Vec<AuditEvent>,
+    batch: &mut Vec<CallRecord>,
     settings: &AuditSettings,
     store: &dyn Store,
     counts: &AuditCounts,
@@ -182,17 +153,16 @@ async fn drain(
     loop {
         let closed = loop {
             match rx.try_recv() {
-                Ok(record) => match event_of(record) {
-                    Some(event) => {
-                        batch.push(event);
-                        if batch.len() == settings.batch {
-                            break false;
-                        }
+                // The registry's slugs were checked when stored; any other is not written.
+                Ok(record) if Slug::is_slug(&record.tenant) => {
+                    batch.push(record);
+                    if batch.len() == settings.batch {
+                        break false;
                     }
-                    None => {
-                        counts.failed.fetch_add(1, Ordering::Relaxed);
-                    }
-                },
+                }
+                Ok(_) => {
+                    counts.failed.fetch_add(1, Ordering::Relaxed);
+                }
                 Err(mpsc::error::TryRecvError::Empty) => break false,
                 Err(mpsc::error::TryRecvError::Disconnected) => break true,
             }
@@ -207,9 +177,9 @@ async fn drain(
     }
 }
 
-async fn flush(store: &dyn Store, batch: &mut Vec<AuditEvent>, counts: &AuditCounts) {
+async fn flush(store: &dyn Store, batch: &mut Vec<CallRecord>, counts: &AuditCounts) {
     let n = batch.len() as u64;
-    match store.append_audit(batch).await {
+    match store.append_calls(batch).await {
         Ok(()) => counts.written.fetch_add(n, Ordering::Relaxed),
         Err(e) => {
             tracing::warn!(error = %e, records = n, "writing audit records failed; they are lost");
@@ -224,7 +194,9 @@ mod tests {
     use super::*;
     use std::time::SystemTime;
 
-    use crate::audit::AuditFilter;
+    use roundtrip_runtime::tenancy::CallOutcome;
+
+    use crate::audit::{AuditFilter, AuditKind, AuditOutcome};
 
     fn call() -> CallRecord {
         CallRecord {
@@ -306,13 +278,27 @@ mod tests {
         assert_eq!(log.tally().dropped, 3);
     }
 
-    #[test]
-    fn a_call_becomes_an_event_with_its_outcome_code_round_and_latency() {
-        let (log, mut rx) = AuditLog::queue(1);
-        log.record(call());
-        let event = event_of(rx.try_recv().expect("queued")).expect("a slug");
+    #[tokio::test]
+    async fn a_call_is_written_as_an_event_with_its_outcome_code_round_and_latency() {
+        let store = memory_store().await;
+        let log = AuditLog::start(store.clone(), hourly(512), CancellationToken::new());
+        let record = call();
+        let at = Millis::of(record.at);
+        log.record(record);
+        assert_eq!(written(&log, 1).await.written, 1);
+        let filter = AuditFilter {
+            limit: 10,
+            ..AuditFilter::default()
+        };
+        let events = store.audit("acme", &filter).await.expect("reads");
+        let [event] = events.as_slice() else {
+            panic!("one event: {events:?}");
+        };
         assert_eq!(event.tenant.as_str(), "acme");
-        assert_eq!(event.actor, "key:k1");
+        assert_eq!(
+            (event.actor.as_str(), event.action.as_str()),
+            ("key:k1", "tools/call")
+        );
         assert_eq!(
             (event.kind, event.outcome),
             (AuditKind::Call, AuditOutcome::Error)
@@ -321,6 +307,38 @@ mod tests {
         assert_eq!(event.round, Some(2));
         assert_eq!(event.latency_us, Some(1500));
         assert_eq!(event.target.as_deref(), Some("echo"));
+        assert_eq!(event.at, at);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_is_an_error_without_a_code_and_a_complete_one_has_none() {
+        let store = memory_store().await;
+        let log = AuditLog::start(store.clone(), hourly(512), CancellationToken::new());
+        for outcome in [CallOutcome::Cancelled, CallOutcome::Complete] {
+            log.record(CallRecord {
+                outcome,
+                target: None,
+                ..call()
+            });
+        }
+        assert_eq!(written(&log, 2).await.written, 2);
+        let filter = AuditFilter {
+            limit: 10,
+            ..AuditFilter::default()
+        };
+        let events = store.audit("acme", &filter).await.expect("reads");
+        let outcomes: Vec<_> = events
+            .iter()
+            .map(|e| (e.outcome, e.error_code, e.target.clone()))
+            .collect();
+        // Newest first.
+        assert_eq!(
+            outcomes,
+            [
+                (AuditOutcome::Complete, None, None),
+                (AuditOutcome::Error, None, None)
+            ]
+        );
     }
 
     #[tokio::test]

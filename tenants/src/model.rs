@@ -20,17 +20,21 @@ impl Slug {
     /// `s` as a slug: 2 to 63 lowercase letters, digits and `-`, starting with a letter or a
     /// digit.
     pub fn parse(s: &str) -> Result<Self, TenantError> {
-        let bytes = s.as_bytes();
-        let ok = (2..=63).contains(&bytes.len())
-            && bytes[0] != b'-'
-            && bytes
-                .iter()
-                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-        if ok {
+        if Self::is_slug(s) {
             Ok(Self(s.to_owned()))
         } else {
             Err(TenantError::InvalidSlug(s.to_owned()))
         }
+    }
+
+    /// Whether `s` is a slug, checked without making one.
+    pub fn is_slug(s: &str) -> bool {
+        let bytes = s.as_bytes();
+        (2..=63).contains(&bytes.len())
+            && bytes[0] != b'-'
+            && bytes
+                .iter()
+                .all(|&b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
     }
 
     /// The slug as it appears in `/t/{slug}/mcp`.
@@ -60,9 +64,12 @@ pub struct Millis(pub i64);
 impl Millis {
     /// Now, by the system clock.
     pub fn now() -> Millis {
-        let since = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
+        Millis::of(SystemTime::now())
+    }
+
+    /// `at`, by the system clock (the epoch for a time before it).
+    pub fn of(at: SystemTime) -> Millis {
+        let since = at.duration_since(UNIX_EPOCH).unwrap_or_default();
         Millis(i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
     }
 }

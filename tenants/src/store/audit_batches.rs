@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use roundtrip_runtime::tenancy::CallRecord;
 use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use sqlx::{Any, AnyPool, Transaction};
@@ -255,35 +256,84 @@ fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
 }
 
 /// Writes `events` in `tx`: a batch row per tenant (per [`SPAN`] events of a tenant).
-pub(super) async fn append(
+pub(super) async fn append_events(
     tx: &mut Transaction<'static, Any>,
     events: &[AuditEvent],
 ) -> Result<(), StoreError> {
-    let mut by_tenant: BTreeMap<&str, Vec<&AuditEvent>> = BTreeMap::new();
-    for event in events {
-        by_tenant
-            .entry(event.tenant.as_str())
-            .or_default()
-            .push(event);
+    append(tx, events).await
+}
+
+/// Writes calls' `records` in `tx` as [`append_events`] writes their events, borrowing their
+/// strings: the audit writer hands them over as the runtime queued them.
+pub(super) async fn append_calls(
+    tx: &mut Transaction<'static, Any>,
+    records: &[CallRecord],
+) -> Result<(), StoreError> {
+    append(tx, records).await
+}
+
+/// What a batch's events are written from.
+trait Entry {
+    /// The slug of the tenant it concerns.
+    fn tenant(&self) -> &str;
+    /// It as the batch holds it, `n`th in the batch.
+    fn stored(&self, n: i64) -> Stored<'_>;
+}
+
+impl Entry for AuditEvent {
+    fn tenant(&self) -> &str {
+        self.tenant.as_str()
     }
-    for (tenant, events) in by_tenant {
-        for chunk in events.chunks(SPAN as usize) {
-            let stored: Vec<Stored> = chunk
-                .iter()
-                .zip(0..)
-                .map(|(e, n)| Stored {
-                    n,
-                    at: e.at.0,
-                    actor: Cow::Borrowed(&e.actor),
-                    kind: e.kind,
-                    action: Cow::Borrowed(&e.action),
-                    target: e.target.as_deref().map(Cow::Borrowed),
-                    outcome: e.outcome,
-                    error_code: e.error_code,
-                    round: e.round,
-                    latency_us: e.latency_us,
-                })
-                .collect();
+
+    fn stored(&self, n: i64) -> Stored<'_> {
+        Stored {
+            n,
+            at: self.at.0,
+            actor: Cow::Borrowed(&self.actor),
+            kind: self.kind,
+            action: Cow::Borrowed(&self.action),
+            target: self.target.as_deref().map(Cow::Borrowed),
+            outcome: self.outcome,
+            error_code: self.error_code,
+            round: self.round,
+            latency_us: self.latency_us,
+        }
+    }
+}
+
+impl Entry for CallRecord {
+    fn tenant(&self) -> &str {
+        &self.tenant
+    }
+
+    fn stored(&self, n: i64) -> Stored<'_> {
+        let (outcome, error_code) = AuditOutcome::of_call(self.outcome);
+        Stored {
+            n,
+            at: Millis::of(self.at).0,
+            actor: Cow::Borrowed(&self.principal),
+            kind: AuditKind::Call,
+            action: Cow::Borrowed(self.method),
+            target: self.target.as_deref().map(Cow::Borrowed),
+            outcome,
+            error_code,
+            round: Some(i64::from(self.round)),
+            latency_us: Some(i64::try_from(self.latency.as_micros()).unwrap_or(i64::MAX)),
+        }
+    }
+}
+
+async fn append<E: Entry>(
+    tx: &mut Transaction<'static, Any>,
+    entries: &[E],
+) -> Result<(), StoreError> {
+    let mut by_tenant: BTreeMap<&str, Vec<&E>> = BTreeMap::new();
+    for entry in entries {
+        by_tenant.entry(entry.tenant()).or_default().push(entry);
+    }
+    for (tenant, entries) in by_tenant {
+        for chunk in entries.chunks(SPAN as usize) {
+            let stored: Vec<Stored> = chunk.iter().zip(0..).map(|(e, n)| e.stored(n)).collect();
             insert(tx, tenant, &stored).await?;
         }
     }

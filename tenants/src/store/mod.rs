@@ -15,6 +15,7 @@ mod rows;
 pub mod sql;
 
 use async_trait::async_trait;
+use roundtrip_runtime::tenancy::CallRecord;
 
 use crate::api_key::ApiKeyRecord;
 use crate::audit::{AuditEvent, AuditFilter};
@@ -109,6 +110,12 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
 
     /// Appends audit events, in one transaction.
     async fn append_audit(&self, events: &[AuditEvent]) -> Result<(), StoreError>;
+    /// Appends calls' records to the audit log, in one transaction: written as the events
+    /// they are ([`AuditKind::Call`]) without being made into events first (an audited server
+    /// writes one per call). Each record's tenant must be a slug, as the registry's are.
+    ///
+    /// [`AuditKind::Call`]: crate::audit::AuditKind::Call
+    async fn append_calls(&self, records: &[CallRecord]) -> Result<(), StoreError>;
     /// A tenant's audit events, newest first, as `filter` says.
     async fn audit(
         &self,

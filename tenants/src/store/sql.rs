@@ -28,6 +28,7 @@
 use std::path::Path;
 
 use async_trait::async_trait;
+use roundtrip_runtime::tenancy::CallRecord;
 use sqlx::any::AnyPoolOptions;
 use sqlx::migrate::Migrator;
 use sqlx::{Any, AnyPool, Transaction};
@@ -542,7 +543,16 @@ impl Store for SqlStore {
             return Ok(());
         }
         let mut tx = self.audit_tx().await?;
-        audit_batches::append(&mut tx, events).await?;
+        audit_batches::append_events(&mut tx, events).await?;
+        tx.commit().await.map_err(db)
+    }
+
+    async fn append_calls(&self, records: &[CallRecord]) -> Result<(), StoreError> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut tx = self.audit_tx().await?;
+        audit_batches::append_calls(&mut tx, records).await?;
         tx.commit().await.map_err(db)
     }
 

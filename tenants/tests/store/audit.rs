@@ -1,6 +1,10 @@
 //! The audit log: appended in batches, read newest first through a filter and a cursor,
 //! purged by age.
 
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use roundtrip_runtime::tenancy::{CallOutcome, CallRecord};
 use roundtrip_tenants::audit::{AuditEvent, AuditFilter, AuditKind, AuditOutcome};
 use roundtrip_tenants::{Millis, Store};
 
@@ -57,6 +61,7 @@ on_both_backends!(
     a_purge_keeps_the_ids_of_the_events_it_keeps,
     appended_events_are_stored_as_a_sequence,
     a_purge_rewrites_what_it_keeps_as_a_sequence,
+    calls_records_read_back_as_the_call_events_they_are,
 );
 
 /// Whether every batch row of the store holds a sequence: one whose version is changed no
@@ -124,6 +129,67 @@ async fn later_batches_get_larger_ids(db: &Db) {
         .await
         .expect("appended");
     assert_eq!(ats(store, &all(10)).await, [10, 50]);
+}
+
+/// A call's record as the runtime hands it to the audit writer.
+fn record(tenant: &str, at_ms: u64, target: Option<&str>, outcome: CallOutcome) -> CallRecord {
+    CallRecord {
+        tenant: Arc::from(tenant),
+        principal: Arc::from("key:k1"),
+        method: "tools/call",
+        target: target.map(Arc::from),
+        outcome,
+        round: 1,
+        at: UNIX_EPOCH + Duration::from_millis(at_ms),
+        latency: Duration::from_micros(250),
+    }
+}
+
+async fn calls_records_read_back_as_the_call_events_they_are(db: &Db) {
+    let store = db.store();
+    store
+        .append_calls(&[
+            record("acme", 10, Some("echo"), CallOutcome::Complete),
+            record("acme", 20, None, CallOutcome::Error(-32602)),
+            record("other", 30, Some("echo"), CallOutcome::InputRequired),
+        ])
+        .await
+        .expect("appended");
+    let read = store
+        .audit("acme", &all(10))
+        .await
+        .expect("the audit events");
+    let call = |at, target: Option<&str>, outcome, error_code| AuditEvent {
+        id: 0,
+        tenant: read[0].tenant.clone(),
+        at: Millis(at),
+        actor: "key:k1".into(),
+        kind: AuditKind::Call,
+        action: "tools/call".into(),
+        target: target.map(str::to_owned),
+        outcome,
+        error_code,
+        round: Some(1),
+        latency_us: Some(250),
+    };
+    let without_ids: Vec<AuditEvent> = read
+        .iter()
+        .map(|e| AuditEvent { id: 0, ..e.clone() })
+        .collect();
+    assert_eq!(
+        without_ids,
+        [
+            call(20, None, Error, Some(-32602)),
+            call(10, Some("echo"), Complete, None)
+        ]
+    );
+    assert_eq!(ats(store, &all(10)).await, [20, 10]);
+    let other = store
+        .audit("other", &all(10))
+        .await
+        .expect("the audit events");
+    assert_eq!(other.len(), 1);
+    assert_eq!(other[0].outcome, InputRequired);
 }
 
 async fn appending_no_events_appends_nothing(db: &Db) {
