@@ -192,7 +192,7 @@ async fn flush(store: &dyn Store, batch: &mut Vec<CallRecord>, counts: &AuditCou
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
+    use std::time::{SystemTime, UNIX_EPOCH};
 
     use roundtrip_runtime::tenancy::CallOutcome;
 
@@ -282,9 +282,10 @@ mod tests {
     async fn a_call_is_written_as_an_event_with_its_outcome_code_round_and_latency() {
         let store = memory_store().await;
         let log = AuditLog::start(store.clone(), hourly(512), CancellationToken::new());
-        let record = call();
-        let at = Millis::of(record.at);
-        log.record(record);
+        log.record(CallRecord {
+            at: UNIX_EPOCH + Duration::from_millis(1_765_000_000_123),
+            ..call()
+        });
         assert_eq!(written(&log, 1).await.written, 1);
         let filter = AuditFilter {
             limit: 10,
@@ -307,7 +308,7 @@ mod tests {
         assert_eq!(event.round, Some(2));
         assert_eq!(event.latency_us, Some(1500));
         assert_eq!(event.target.as_deref(), Some("echo"));
-        assert_eq!(event.at, at);
+        assert_eq!(event.at, Millis(1_765_000_000_123));
     }
 
     #[tokio::test]

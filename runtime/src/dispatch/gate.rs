@@ -11,9 +11,9 @@ use crate::protocol::ClientCapabilities;
 /// object; `None` when everything is declared.
 ///
 /// Most rounds ask for what a client declared as `{}` (a form under a bare `elicitation`,
-/// plain sampling, roots), which the capabilities' bits answer at once; walking the JSON
-/// of each requirement was about 700 instructions a round. The walk is for the rest, and
-/// for naming what is missing.
+/// plain sampling, roots), which the capabilities' bits answer at once, without the JSON
+/// walk (BENCHMARKS.md, "2026-12-06 (morning)"). The walk is for the rest, and for naming
+/// what is missing.
 pub fn missing_capabilities(
     requests: &InputRequests,
     declared: &ClientCapabilities,

@@ -327,9 +327,9 @@ impl ElicitAction {
         }
     }
 
-    /// The action a wire name names, if it names one. A match on the name: deserialising it
-    /// from the answer's `Value` went through serde's enum access, about 200 instructions for
-    /// each of the two reads a handler typically makes (the action, then the content).
+    /// The action a wire name names, if it names one: only the exact string, as the schema
+    /// has it. A match on the name, not serde's enum access through the answer's `Value`
+    /// (BENCHMARKS.md, "2026-12-06 (morning)"), which also took `{"accept": null}`.
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "accept" => Some(ElicitAction::Accept),
@@ -507,7 +507,13 @@ mod tests {
             let r = InputResponse::new(answer.as_object().cloned().expect("object"));
             assert_eq!(r.action(), Some(action));
         }
-        for other in [json!("Accept"), json!("accepted"), json!(""), json!(true)] {
+        for other in [
+            json!("Accept"),
+            json!("accepted"),
+            json!(""),
+            json!(true),
+            json!({"accept": null}),
+        ] {
             let answer = json!({"action": other});
             let r = InputResponse::new(answer.as_object().cloned().expect("object"));
             assert_eq!(r.action(), None, "{other}");

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::content::Content;
 pub use super::content::ResourceContents;
 use super::input::InputRequests;
-use super::jsonrpc::{result_bytes_sized, RequestId, RESULT_CAPACITY};
+use super::jsonrpc::RESULT_CAPACITY;
 use super::meta::SERVER_INFO;
 
 /// The discriminator every modern result carries. Open: extensions add values, and a value
@@ -130,15 +130,15 @@ pub(crate) enum StampedResult {
 }
 
 impl StampedResult {
-    /// Its JSON-RPC response to `id`, written into a buffer allocated once: an input-required
-    /// result (its requests, its state) outgrew the usual [`RESULT_CAPACITY`], and every round
-    /// that asked for input had its response reallocated and copied.
-    pub(crate) fn response_bytes(&self, id: &RequestId) -> Vec<u8> {
-        let capacity = match self {
+    /// About how many bytes its JSON-RPC response takes, for the buffer it is written into:
+    /// an input-required result (its requests, its state) outgrew the usual
+    /// [`RESULT_CAPACITY`], and every round that asked for input had its response reallocated
+    /// and copied.
+    pub(crate) fn response_size_hint(&self) -> usize {
+        match self {
             Self::InputRequired(r) => RESULT_CAPACITY + r.beyond_usual(),
             Self::Object(_) | Self::Tool(_) => RESULT_CAPACITY,
-        };
-        result_bytes_sized(capacity, id, self)
+        }
     }
 
     /// The `resultType` the result carries (`complete` for an object without one).
@@ -341,6 +341,7 @@ mod tests {
 
     #[test]
     fn an_input_required_response_is_written_into_one_buffer_that_never_grew() {
+        use crate::protocol::jsonrpc::{result_bytes, result_bytes_sized, RequestId};
         let form = InputRequest::elicit_form(
             "What is your name?",
             json!({"type": "object", "properties": {"name": {"type": "string"}}}),
@@ -352,15 +353,15 @@ mod tests {
             Some(state.clone()),
             server_info(),
         ));
+        let hint = result.response_size_hint();
+        assert_eq!(hint, RESULT_CAPACITY + state.len() + INPUT_REQUEST_BYTES);
         let id = RequestId::Number(7.into());
-        let bytes = result.response_bytes(&id);
-        assert_eq!(bytes, crate::protocol::jsonrpc::result_bytes(&id, &result));
-        // Allocated once at the size it asked for: a buffer that had grown would be larger.
-        assert!(bytes.len() > RESULT_CAPACITY);
-        assert_eq!(
-            bytes.capacity(),
-            RESULT_CAPACITY + state.len() + INPUT_REQUEST_BYTES
-        );
+        let bytes = result_bytes_sized(hint, &id, &result);
+        assert_eq!(bytes, result_bytes(&id, &result));
+        // Larger than the usual buffer, and within the hint: written without growing.
+        assert!(bytes.len() > RESULT_CAPACITY, "{}", bytes.len());
+        assert!(bytes.len() <= hint, "{} > {hint}", bytes.len());
+        assert_eq!(bytes.capacity(), hint);
     }
 
     #[test]

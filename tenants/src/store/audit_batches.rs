@@ -20,7 +20,7 @@ use sqlx::{Any, AnyPool, Transaction};
 use super::rows::{column, corrupt, db, json, slug, to_json};
 use super::StoreError;
 use crate::audit::{AuditEvent, AuditFilter, AuditKind, AuditOutcome};
-use crate::model::Millis;
+use crate::model::{Millis, Slug};
 
 /// Ids one batch spans: the most events a batch row holds.
 pub(super) const SPAN: i64 = 1024;
@@ -269,6 +269,12 @@ pub(super) async fn append_calls(
     tx: &mut Transaction<'static, Any>,
     records: &[CallRecord],
 ) -> Result<(), StoreError> {
+    if let Some(record) = records.iter().find(|r| !Slug::is_slug(&r.tenant)) {
+        return Err(StoreError::Invalid(format!(
+            "an audit record of tenant {:?}, which is no slug",
+            record.tenant
+        )));
+    }
     append(tx, records).await
 }
 

@@ -38,6 +38,9 @@ pub enum StoreError {
     /// written by a newer version).
     #[error("the store holds an invalid record: {0}")]
     Corrupt(String),
+    /// What it was asked to write is not valid: an audit record whose tenant is no slug.
+    #[error("invalid: {0}")]
+    Invalid(String),
     /// The database failed, or could not be reached.
     #[error("database: {0}")]
     Database(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -112,7 +115,8 @@ pub trait Store: Send + Sync + std::fmt::Debug + 'static {
     async fn append_audit(&self, events: &[AuditEvent]) -> Result<(), StoreError>;
     /// Appends calls' records to the audit log, in one transaction: written as the events
     /// they are ([`AuditKind::Call`]) without being made into events first (an audited server
-    /// writes one per call). Each record's tenant must be a slug, as the registry's are.
+    /// writes one per call). A record whose tenant is no slug refuses the whole batch
+    /// ([`StoreError::Invalid`]): the registry's slugs were checked when stored.
     ///
     /// [`AuditKind::Call`]: crate::audit::AuditKind::Call
     async fn append_calls(&self, records: &[CallRecord]) -> Result<(), StoreError>;

@@ -6,7 +6,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use roundtrip_runtime::tenancy::{CallOutcome, CallRecord};
 use roundtrip_tenants::audit::{AuditEvent, AuditFilter, AuditKind, AuditOutcome};
-use roundtrip_tenants::{Millis, Store};
+use roundtrip_tenants::{Millis, Slug, Store, StoreError};
 
 use crate::harness::{event, Db};
 
@@ -62,6 +62,7 @@ on_both_backends!(
     appended_events_are_stored_as_a_sequence,
     a_purge_rewrites_what_it_keeps_as_a_sequence,
     calls_records_read_back_as_the_call_events_they_are,
+    a_batch_of_calls_with_a_tenant_that_is_no_slug_is_refused_whole,
 );
 
 /// Whether every batch row of the store holds a sequence: one whose version is changed no
@@ -159,9 +160,10 @@ async fn calls_records_read_back_as_the_call_events_they_are(db: &Db) {
         .audit("acme", &all(10))
         .await
         .expect("the audit events");
+    let acme = Slug::parse("acme").expect("a slug");
     let call = |at, target: Option<&str>, outcome, error_code| AuditEvent {
         id: 0,
-        tenant: read[0].tenant.clone(),
+        tenant: acme.clone(),
         at: Millis(at),
         actor: "key:k1".into(),
         kind: AuditKind::Call,
@@ -190,6 +192,21 @@ async fn calls_records_read_back_as_the_call_events_they_are(db: &Db) {
         .expect("the audit events");
     assert_eq!(other.len(), 1);
     assert_eq!(other[0].outcome, InputRequired);
+}
+
+async fn a_batch_of_calls_with_a_tenant_that_is_no_slug_is_refused_whole(db: &Db) {
+    let store = db.store();
+    let refused = store
+        .append_calls(&[
+            record("acme", 10, Some("echo"), CallOutcome::Complete),
+            record("Not A Slug", 20, Some("echo"), CallOutcome::Complete),
+        ])
+        .await;
+    assert!(
+        matches!(refused, Err(StoreError::Invalid(_))),
+        "{refused:?}"
+    );
+    assert!(ats(store, &all(10)).await.is_empty());
 }
 
 async fn appending_no_events_appends_nothing(db: &Db) {
