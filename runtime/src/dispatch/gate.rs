@@ -2,93 +2,92 @@
 //! declare is never sent. Pure; reports every missing capability at once, merged, so a client
 //! learns in one round trip everything it would need to declare.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
-use crate::protocol::input::{InputRequest, InputRequests};
+use crate::protocol::input::{InputRequests, Need};
 use crate::protocol::ClientCapabilities;
 
 /// The capabilities `requests` need that `declared` lacks, as a `ClientCapabilities`-shaped
 /// object; `None` when everything is declared.
 ///
-/// Most rounds ask for what a client declared as `{}` (a form under a bare `elicitation`,
-/// plain sampling, roots), which the capabilities' bits answer at once, without the JSON
-/// walk (BENCHMARKS.md, "2026-12-06 (morning)"). The walk is for the rest, and for naming
-/// what is missing.
+/// Each request's need is one of a few ([`Need`]), answered by the declaration's own
+/// lookups (bits for capabilities declared as `{}`); JSON is built only for what is missing.
+/// A bare `elicitation` (neither `form` nor `url`) declares form, as the spec reads it.
 pub fn missing_capabilities(
     requests: &InputRequests,
     declared: &ClientCapabilities,
 ) -> Option<Value> {
-    let covered = |request: &InputRequest| {
-        request
-            .covered_by_bare()
-            .is_some_and(|name| declared.declares_bare(name))
-    };
-    if requests.values().all(covered) {
-        return None;
-    }
-    let mut missing = Map::new();
+    let mut lacking = Lacking::default();
     for request in requests.values() {
-        if let Value::Object(required) = &*request.required_capabilities() {
-            merge(
-                &mut missing,
-                missing_from(required, &|key| declared.get(key), None),
-            );
-        }
-    }
-    (!missing.is_empty()).then_some(Value::Object(missing))
-}
-
-/// What of `required` is not in `declared` (a lookup of what is declared under a key): an
-/// absent key is missing with its whole subtree; a present one is descended only where the
-/// requirement names sub-capabilities. A bare `elicitation` (neither `form` nor `url`)
-/// declares form, as the spec reads it: `implied` names the sub-capability the parent declared
-/// that way.
-fn missing_from<'a>(
-    required: &Map<String, Value>,
-    declared: &dyn Fn(&str) -> Option<&'a Value>,
-    implied: Option<&str>,
-) -> Map<String, Value> {
-    let mut missing = Map::new();
-    for (key, need) in required {
-        if implied == Some(key.as_str()) {
-            continue;
-        }
-        let Some(have) = declared(key) else {
-            missing.insert(key.clone(), need.clone());
-            continue;
-        };
-        let Some(need) = need.as_object().filter(|n| !n.is_empty()) else {
-            continue;
-        };
-        let have = have.as_object();
-        let has = |sub: &str| have.is_some_and(|h| h.contains_key(sub));
-        let bare = key == "elicitation" && !has("form") && !has("url");
-        let sub = missing_from(
-            need,
-            &|sub| have.and_then(|h| h.get(sub)),
-            bare.then_some("form"),
-        );
-        if !sub.is_empty() {
-            missing.insert(key.clone(), Value::Object(sub));
-        }
-    }
-    missing
-}
-
-fn merge(into: &mut Map<String, Value>, from: Map<String, Value>) {
-    for (key, value) in from {
-        match (into.get_mut(&key), value) {
-            (Some(Value::Object(existing)), Value::Object(more)) => merge(existing, more),
-            (_, value) => {
-                into.entry(key).or_insert(value);
+        match request.need() {
+            Need::Form => lacking.form |= !declares_form(declared),
+            Need::Url => lacking.url |= !declared.has_sub("elicitation", "url"),
+            Need::Sampling { tools, context } => {
+                lacking.sampling |= !declared.has("sampling");
+                lacking.sampling_tools |= tools && !declared.has_sub("sampling", "tools");
+                lacking.sampling_context |= context && !declared.has_sub("sampling", "context");
             }
+            Need::Roots => lacking.roots |= !declared.has("roots"),
         }
+    }
+    lacking.into_json()
+}
+
+/// Form elicitation as the gate reads a declaration: `elicitation` declared, unless it names
+/// `url` and not `form` (an `elicitation` that is not an object names neither).
+fn declares_form(declared: &ClientCapabilities) -> bool {
+    match declared.get("elicitation") {
+        None => false,
+        Some(elicitation) => elicitation
+            .as_object()
+            .is_none_or(|m| m.contains_key("form") || !m.contains_key("url")),
+    }
+}
+
+/// What a round needs and its declaration lacks.
+#[derive(Default)]
+struct Lacking {
+    form: bool,
+    url: bool,
+    /// `sampling` itself (a sampling request's whole need when it is not declared).
+    sampling: bool,
+    sampling_tools: bool,
+    sampling_context: bool,
+    roots: bool,
+}
+
+impl Lacking {
+    /// The missing capabilities, merged, as a `ClientCapabilities`-shaped object.
+    fn into_json(self) -> Option<Value> {
+        let present = |lacks: bool, name: &str| lacks.then(|| (name.to_owned(), json!({})));
+        let mut missing = Map::new();
+        let elicitation: Map<String, Value> =
+            [present(self.form, "form"), present(self.url, "url")]
+                .into_iter()
+                .flatten()
+                .collect();
+        if !elicitation.is_empty() {
+            missing.insert("elicitation".into(), Value::Object(elicitation));
+        }
+        let sampling: Map<String, Value> = [
+            present(self.sampling_tools, "tools"),
+            present(self.sampling_context, "context"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if self.sampling || !sampling.is_empty() {
+            missing.insert("sampling".into(), Value::Object(sampling));
+        }
+        missing.extend(present(self.roots, "roots"));
+        (!missing.is_empty()).then_some(Value::Object(missing))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::input::InputRequest;
     use serde_json::json;
 
     fn caps(v: Value) -> ClientCapabilities {
@@ -203,6 +202,49 @@ mod tests {
         assert_eq!(
             missing_capabilities(&r, &whole_without),
             Some(json!({"elicitation": {"form": {}}}))
+        );
+    }
+
+    #[test]
+    fn with_nothing_declared_what_is_missing_is_what_each_request_requires() {
+        let tool = json!({"name": "t", "inputSchema": {"type": "object"}});
+        for request in [
+            InputRequest::elicit_form("m", json!({})),
+            InputRequest::elicit_url("m", "https://example.com"),
+            InputRequest::sample_text("p", 10),
+            InputRequest::sample(
+                crate::protocol::input::Sampling::new(5).tools(vec![tool.clone()]),
+            ),
+            InputRequest::sampling(
+                json!({"messages": [], "maxTokens": 1, "includeContext": "thisServer"}),
+            ),
+            InputRequest::list_roots(),
+        ] {
+            let required = request.required_capabilities().into_owned();
+            assert_eq!(
+                missing_capabilities(&requests(vec![request]), &caps(json!({}))),
+                Some(required)
+            );
+        }
+    }
+
+    #[test]
+    fn a_capability_that_is_not_an_object_declares_itself_and_no_sub_capability() {
+        // Only an unchecked declaration can hold one: `declared` refuses it with -32602.
+        let odd = ClientCapabilities::new(
+            json!({"elicitation": true, "sampling": true})
+                .as_object()
+                .cloned()
+                .expect("object"),
+        );
+        let r = requests(vec![
+            InputRequest::elicit_form("m", json!({})),
+            InputRequest::elicit_url("m", "https://example.com"),
+            InputRequest::sampling(json!({"messages": [], "maxTokens": 1, "tools": []})),
+        ]);
+        assert_eq!(
+            missing_capabilities(&r, &odd),
+            Some(json!({"elicitation": {"url": {}}, "sampling": {"tools": {}}}))
         );
     }
 }

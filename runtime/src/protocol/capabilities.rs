@@ -103,15 +103,6 @@ impl ClientCapabilities {
         }
     }
 
-    /// Is `key` one of the schema's capabilities, held as a bit and declared (as `{}`)? False
-    /// for a declaration kept whole, whatever it says: a quick yes, never a no.
-    pub(crate) fn declares_bare(&self, key: &str) -> bool {
-        match &self.0 {
-            Declared::Bare(bits) => bare_bit(key).is_some_and(|b| bits & b != 0),
-            Declared::Whole(_) => false,
-        }
-    }
-
     /// Is `key` declared at the top level?
     pub fn has(&self, key: &str) -> bool {
         self.get(key).is_some()
@@ -263,16 +254,6 @@ mod tests {
 
     fn caps(v: Value) -> ClientCapabilities {
         ClientCapabilities::new(v.as_object().cloned().expect("object"))
-    }
-
-    #[test]
-    fn only_a_capability_held_as_a_set_bit_is_declared_bare() {
-        let bare = caps(json!({"elicitation": {}, "roots": {}}));
-        assert!(bare.declares_bare("elicitation") && bare.declares_bare("roots"));
-        assert!(!bare.declares_bare("sampling") && !bare.declares_bare("x-custom"));
-        // Kept whole: declared, but not as bits.
-        let whole = caps(json!({"elicitation": {}, "roots": {"listChanged": true}}));
-        assert!(whole.has("elicitation") && !whole.declares_bare("elicitation"));
     }
 
     #[test]

@@ -188,24 +188,8 @@ impl InputRequest {
         }
     }
 
-    /// The one client capability whose declaration as `{}` is all this request needs, when
-    /// one is: `elicitation` for a form (a bare `elicitation` declares form), `sampling` for
-    /// sampling without tools or server context, `roots`; `None` for a request that needs a
-    /// sub-capability. The gate's quick yes, with no JSON built or walked.
-    pub(crate) fn covered_by_bare(&self) -> Option<&'static str> {
-        match self.need() {
-            Need::Form => Some("elicitation"),
-            Need::Sampling {
-                tools: false,
-                context: false,
-            } => Some("sampling"),
-            Need::Roots => Some("roots"),
-            Need::Url | Need::Sampling { .. } => None,
-        }
-    }
-
     /// What this request needs the client to have declared.
-    fn need(&self) -> Need {
+    pub(crate) fn need(&self) -> Need {
         let param = |k: &str| self.params().and_then(|p| p.get(k));
         match self.0.method {
             "elicitation/create" if param("mode").and_then(Value::as_str) == Some("url") => {
@@ -226,7 +210,7 @@ impl InputRequest {
 /// The client capabilities an input request needs, as [`InputRequest::required_capabilities`]
 /// writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Need {
+pub(crate) enum Need {
     /// `elicitation.form`.
     Form,
     /// `elicitation.url`.
@@ -517,58 +501,6 @@ mod tests {
             let answer = json!({"action": other});
             let r = InputResponse::new(answer.as_object().cloned().expect("object"));
             assert_eq!(r.action(), None, "{other}");
-        }
-    }
-
-    #[test]
-    fn a_request_is_covered_by_a_bare_capability_exactly_when_it_needs_only_that() {
-        let tool = json!({"name": "t", "inputSchema": {"type": "object"}});
-        let cases = [
-            (
-                InputRequest::elicit_form("m", json!({})),
-                Some("elicitation"),
-            ),
-            (InputRequest::elicit_url("m", "https://example.com"), None),
-            (InputRequest::sample_text("p", 10), Some("sampling")),
-            (
-                InputRequest::sample(Sampling::new(5).tools(vec![tool])),
-                None,
-            ),
-            (
-                InputRequest::sampling(
-                    json!({"messages": [], "maxTokens": 1, "includeContext": "none"}),
-                ),
-                Some("sampling"),
-            ),
-            (
-                InputRequest::sampling(
-                    json!({"messages": [], "maxTokens": 1, "includeContext": "thisServer"}),
-                ),
-                None,
-            ),
-            (InputRequest::list_roots(), Some("roots")),
-        ];
-        for (request, bare) in cases {
-            assert_eq!(request.covered_by_bare(), bare, "{request:?}");
-            // The same verdict as the JSON the gate would otherwise walk.
-            let required = request.required_capabilities();
-            let expected = match bare {
-                Some("elicitation") => Some(json!({"elicitation": {"form": {}}})),
-                Some(name) => Some(json!({ name: {} })),
-                None => None,
-            };
-            match expected {
-                Some(expected) => assert_eq!(*required, expected),
-                // A sub-capability other than the form a bare elicitation declares.
-                None => assert!(
-                    required
-                        .as_object()
-                        .is_some_and(|r| r.values().any(|need| need
-                            .as_object()
-                            .is_some_and(|sub| !sub.is_empty() && !sub.contains_key("form")))),
-                    "{required}"
-                ),
-            }
         }
     }
 
