@@ -305,11 +305,14 @@ async fn round(
     protection: &Protection,
     config: &RuntimeConfig,
 ) -> Result<StampedResult, McpError> {
+    // Taken, leaving null in their place, rather than removed: a removal from the map
+    // re-balances its node, twice a round, and nothing reads the params' entries for them
+    // again.
     let (arguments, answers) = call
         .request
         .params
         .as_mut()
-        .map(|p| (p.remove("arguments"), p.remove("inputResponses")))
+        .map(|p| (take(p, "arguments"), take(p, "inputResponses")))
         .unwrap_or_default();
     match mrtr::run(
         call,
@@ -333,6 +336,11 @@ async fn round(
         }
         Produced::InputRequired(r) => Ok(StampedResult::InputRequired(r)),
     }
+}
+
+/// The value of `params[key]`, when there is one, with null left in its place.
+fn take(params: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    params.get_mut(key).map(Value::take)
 }
 
 /// A result built as a JSON object, stamped for the call's era.
