@@ -13,8 +13,12 @@
 # only on its CPU per request: this separates the two.
 #
 # Each server runs alone on CPU 0 and the driver (`roundtrip bench`, as bench/peers.sh drives
-# them) on CPU 1. During a window of the load, `perf record -C 0` takes the syscall and IPI
-# tracepoints, and /proc/stat gives CPU 0's user, system and softirq time.
+# them) on CPU 1, 32 connections. First 3 s of load untraced give the server's user and system
+# time per request (/proc/PID/stat; the loopback's softirq work is system time of the process
+# it interrupts). Then, in another 3 s of load, `perf record -C 0` takes the `sendto` and IPI
+# tracepoints for WINDOW seconds: per reply (one `sendto` each), how many woke the driver with
+# an IPI and how long those calls and the others took. The tracepoints add their own cost:
+# the durations are for comparing targets, not absolute.
 #
 # usage: bench/wakeups.sh        (as root: the tracepoints; builds nothing, see below)
 # env:   ROUNDTRIP_BIN (target/release/roundtrip)
@@ -45,8 +49,8 @@ stop() { [[ -z $PID ]] || { kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null || 
 trap stop EXIT
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-# CPU 0's user, system and softirq ticks (1/100 s)
-cpu0() { awk '$1 == "cpu0" {print $2 + $3, $4, $8}' /proc/stat; }
+# The server's user and system CPU time so far, in clock ticks (1/100 s).
+cpu_of() { awk '{print $14, $15}' "/proc/$1/stat"; }
 
 # measure NAME PORT PATH MODE ARGV...
 measure() {
@@ -56,21 +60,25 @@ measure() {
     > "$OUT/$name.server.log" 2>&1 &
   PID=$!
   for _ in $(seq 100); do port_open "$port" && break; sleep 0.1; done
-  taskset -c 1 "$RT_BIN" bench --url "http://127.0.0.1:$port$path" --key $KEY --mode "$mode" \
-    -c "$CONNS" --duration 4s --warmup 1s --out "$OUT/$name.json" > /dev/null 2>&1 &
+  local drive=(taskset -c 1 "$RT_BIN" bench --url "http://127.0.0.1:$port$path" --key $KEY
+    --mode "$mode" -c "$CONNS")
+  "${drive[@]}" --duration 1s --warmup 0s > /dev/null 2>&1
+  # CPU per request, untraced: 3 s of load (300 ticks, so the split is good to about 1%).
+  a=$(cpu_of "$PID")
+  "${drive[@]}" --duration 3s --warmup 0s --out "$OUT/$name.json" > /dev/null 2>&1
+  b=$(cpu_of "$PID")
+  [[ $(jq .errors "$OUT/$name.json") == 0 ]] || { log "!! $name: responses failed their checks"; exit 1; }
+  # Then the trace, in the middle of another 3 s of load.
+  "${drive[@]}" --duration 3s --warmup 0s > /dev/null 2>&1 &
   local driver=$!
-  sleep 2
-  a="$(cpu0) $(date +%s%N)"
+  sleep 1
   perf record -q -C 0 -o "$OUT/$name.data" \
-    -e syscalls:sys_enter_sendto,syscalls:sys_exit_sendto \
-    -e ipi:ipi_send_cpu,sched:sched_wake_idle_without_ipi \
+    -e syscalls:sys_enter_sendto,syscalls:sys_exit_sendto -e ipi:ipi_send_cpu \
     -- sleep "$WINDOW" 2> /dev/null
-  b="$(cpu0) $(date +%s%N)"
   wait "$driver"
   stop
-  [[ $(jq .errors "$OUT/$name.json") == 0 ]] || { log "!! $name: responses failed their checks"; exit 1; }
   perf script -i "$OUT/$name.data" -F time,event 2> /dev/null > "$OUT/$name.trace"
-  echo "$name $(jq .requests_per_sec "$OUT/$name.json") $a $b" >> "$OUT/runs.txt"
+  echo "$name $(jq '.requests_per_sec, .requests' "$OUT/$name.json" | tr '\n' ' ') $a $b" >> "$OUT/runs.txt"
 }
 
 for t in $ONLY; do
@@ -82,43 +90,36 @@ for t in $ONLY; do
   esac
 done
 
-python3 - "$OUT" "$WINDOW" <<'EOF'
+python3 - "$OUT" <<'EOF'
 import sys, statistics
-out, window = sys.argv[1], float(sys.argv[2])
-print(f"{'target':10} {'req/s':>8} {'user':>6} {'kernel':>6} {'sends':>6} {'IPI wakes':>9} "
+out = sys.argv[1]
+print(f"{'target':10} {'req/s':>8} {'user':>6} {'kernel':>6} {'IPI wakes':>9} "
       f"{'IPI send':>8} {'other send':>10} {'in IPI sends':>12}")
-print(f"{'':10} {'':>8} {'us/req':>6} {'us/req':>6} {'/req':>6} {'/req':>9} "
-      f"{'us':>8} {'us':>10} {'us/req':>12}")
+print(f"{'':10} {'':>8} {'us/req':>6} {'us/req':>6} {'per send':>9} "
+      f"{'us':>8} {'us':>10} {'us per send':>12}")
 for line in open(f"{out}/runs.txt"):
-    name, rps, *ticks = line.split()
-    rps = float(rps)
-    u0, s0, si0, ns0, u1, s1, si1, ns1 = map(int, ticks)
-    # CPU 0's time over the traced window (perf's start-up included), per request at the
-    # driver's rate, in µs: a tick is 10^4 µs.
-    reqs_in_window = rps * (ns1 - ns0) / 1e9
-    user = (u1 - u0) * 1e4 / reqs_in_window
-    kernel = (s1 - s0 + si1 - si0) * 1e4 / reqs_in_window
-    sends, ipi, other = [], [], []
-    t0 = woke = first = last = None
+    name, rps, requests, u0, s0, u1, s1 = line.split()
+    # Clock ticks of 10^4 µs over the untraced run, per request.
+    user = (int(u1) - int(u0)) * 1e4 / int(requests)
+    kernel = (int(s1) - int(s0)) * 1e4 / int(requests)
+    # In the trace, one reply is one sendto: the IPI figures are per send.
+    ipi, other = [], []
+    t0 = woke = None
     for row in open(f"{out}/{name}.trace"):
         p = row.split()
         if len(p) < 2:
             continue
         t, ev = float(p[0].rstrip(":")), p[1].rstrip(":")
-        first = t if first is None else first
-        last = t
         if ev == "syscalls:sys_enter_sendto":
             t0, woke = t, False
         elif ev == "syscalls:sys_exit_sendto" and t0 is not None:
-            us = (t - t0) * 1e6
-            sends.append(us)
-            (ipi if woke else other).append(us)
+            (ipi if woke else other).append((t - t0) * 1e6)
             t0 = None
         elif ev == "ipi:ipi_send_cpu" and t0 is not None:
             woke = True
-    reqs = rps * (last - first) if first is not None and last > first else rps * window
+    sends = len(ipi) + len(other)
     mean = lambda v: statistics.mean(v) if v else 0.0
-    print(f"{name:10} {rps:8.0f} {user:6.2f} {kernel:6.2f} {len(sends) / reqs:6.2f} "
-          f"{len(ipi) / reqs:9.3f} {mean(ipi):8.1f} {mean(other):10.2f} {sum(ipi) / reqs:12.2f}")
+    print(f"{name:10} {float(rps):8.0f} {user:6.2f} {kernel:6.2f} {len(ipi) / sends:9.3f} "
+          f"{mean(ipi):8.1f} {mean(other):10.2f} {sum(ipi) / sends:12.2f}")
 EOF
 log "(traces and driver reports: $OUT)"
