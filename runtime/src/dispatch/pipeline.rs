@@ -305,14 +305,18 @@ async fn round(
     protection: &Protection,
     config: &RuntimeConfig,
 ) -> Result<StampedResult, McpError> {
-    // Taken, leaving null in their place, rather than removed: a removal from the map
-    // re-balances its node, twice a round, and nothing reads the params' entries for them
-    // again.
+    // Taken, leaving null in their place, rather than removed: a removal shifts the map's
+    // later entries down, and nothing reads these entries again.
     let (arguments, answers) = call
         .request
         .params
         .as_mut()
-        .map(|p| (take(p, "arguments"), take(p, "inputResponses")))
+        .map(|p| {
+            (
+                take_member(p, "arguments"),
+                take_member(p, "inputResponses"),
+            )
+        })
         .unwrap_or_default();
     match mrtr::run(
         call,
@@ -339,7 +343,7 @@ async fn round(
 }
 
 /// The value of `params[key]`, when there is one, with null left in its place.
-fn take(params: &mut Map<String, Value>, key: &str) -> Option<Value> {
+fn take_member(params: &mut Map<String, Value>, key: &str) -> Option<Value> {
     params.get_mut(key).map(Value::take)
 }
 
