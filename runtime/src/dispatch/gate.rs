@@ -2,9 +2,9 @@
 //! declare is never sent. Pure; reports every missing capability at once, merged, so a client
 //! learns in one round trip everything it would need to declare.
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
-use crate::protocol::input::{InputRequests, Need};
+use crate::protocol::input::{Capabilities, InputRequests, Need};
 use crate::protocol::ClientCapabilities;
 
 /// The capabilities `requests` need that `declared` lacks, as a `ClientCapabilities`-shaped
@@ -17,7 +17,7 @@ pub fn missing_capabilities(
     requests: &InputRequests,
     declared: &ClientCapabilities,
 ) -> Option<Value> {
-    let mut lacking = Lacking::default();
+    let mut lacking = Capabilities::default();
     for request in requests.values() {
         match request.need() {
             Need::Form => lacking.form |= !declares_form(declared),
@@ -30,7 +30,8 @@ pub fn missing_capabilities(
             Need::Roots => lacking.roots |= !declared.has("roots"),
         }
     }
-    lacking.into_json()
+    let missing = lacking.to_map();
+    (!missing.is_empty()).then_some(Value::Object(missing))
 }
 
 /// Form elicitation as the gate reads a declaration: `elicitation` declared, unless it names
@@ -41,46 +42,6 @@ fn declares_form(declared: &ClientCapabilities) -> bool {
         Some(elicitation) => elicitation
             .as_object()
             .is_none_or(|m| m.contains_key("form") || !m.contains_key("url")),
-    }
-}
-
-/// What a round needs and its declaration lacks.
-#[derive(Default)]
-struct Lacking {
-    form: bool,
-    url: bool,
-    /// `sampling` itself (a sampling request's whole need when it is not declared).
-    sampling: bool,
-    sampling_tools: bool,
-    sampling_context: bool,
-    roots: bool,
-}
-
-impl Lacking {
-    /// The missing capabilities, merged, as a `ClientCapabilities`-shaped object.
-    fn into_json(self) -> Option<Value> {
-        let present = |lacks: bool, name: &str| lacks.then(|| (name.to_owned(), json!({})));
-        let mut missing = Map::new();
-        let elicitation: Map<String, Value> =
-            [present(self.form, "form"), present(self.url, "url")]
-                .into_iter()
-                .flatten()
-                .collect();
-        if !elicitation.is_empty() {
-            missing.insert("elicitation".into(), Value::Object(elicitation));
-        }
-        let sampling: Map<String, Value> = [
-            present(self.sampling_tools, "tools"),
-            present(self.sampling_context, "context"),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        if self.sampling || !sampling.is_empty() {
-            missing.insert("sampling".into(), Value::Object(sampling));
-        }
-        missing.extend(present(self.roots, "roots"));
-        (!missing.is_empty()).then_some(Value::Object(missing))
     }
 }
 
@@ -220,7 +181,7 @@ mod tests {
             ),
             InputRequest::list_roots(),
         ] {
-            let required = request.required_capabilities().into_owned();
+            let required = request.required_capabilities();
             assert_eq!(
                 missing_capabilities(&requests(vec![request]), &caps(json!({}))),
                 Some(required)

@@ -8,9 +8,8 @@
 //! runtime checks accepted form answers against the schema that asked for them before a
 //! handler sees them (see `answers`); each form request compiles its schema for that once.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::{Arc, LazyLock, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::{to_raw_value, RawValue};
@@ -166,26 +165,8 @@ impl InputRequest {
     /// The client capabilities this request needs, as a `ClientCapabilities`-shaped object:
     /// form or URL elicitation; sampling, plus `sampling.tools` for `tools`/`toolChoice` and
     /// `sampling.context` for `includeContext` other than `"none"`; roots.
-    pub fn required_capabilities(&self) -> Cow<'static, Value> {
-        // Every round of an input-required flow asks this; the fixed answers are built once.
-        static FORM: LazyLock<Value> = LazyLock::new(|| json!({"elicitation": {"form": {}}}));
-        static URL: LazyLock<Value> = LazyLock::new(|| json!({"elicitation": {"url": {}}}));
-        static ROOTS: LazyLock<Value> = LazyLock::new(|| json!({"roots": {}}));
-        match self.need() {
-            Need::Form => Cow::Borrowed(&FORM),
-            Need::Url => Cow::Borrowed(&URL),
-            Need::Sampling { tools, context } => {
-                let mut sampling = Map::new();
-                if tools {
-                    sampling.insert("tools".into(), json!({}));
-                }
-                if context {
-                    sampling.insert("context".into(), json!({}));
-                }
-                Cow::Owned(json!({ "sampling": sampling }))
-            }
-            Need::Roots => Cow::Borrowed(&ROOTS),
-        }
+    pub fn required_capabilities(&self) -> Value {
+        Value::Object(Capabilities::needed_by(self.need()).to_map())
     }
 
     /// What this request needs the client to have declared.
@@ -219,6 +200,66 @@ pub(crate) enum Need {
     Sampling { tools: bool, context: bool },
     /// `roots`.
     Roots,
+}
+
+/// A set of the client capabilities input requests can need: what a request needs, or what of
+/// a round's needs a declaration lacks. Written out in one place, [`Capabilities::to_map`].
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Capabilities {
+    pub(crate) form: bool,
+    pub(crate) url: bool,
+    /// `sampling` itself; its sub-capabilities imply it when written out.
+    pub(crate) sampling: bool,
+    pub(crate) sampling_tools: bool,
+    pub(crate) sampling_context: bool,
+    pub(crate) roots: bool,
+}
+
+impl Capabilities {
+    /// What `need` requires.
+    pub(crate) fn needed_by(need: Need) -> Self {
+        let none = Self::default();
+        match need {
+            Need::Form => Self { form: true, ..none },
+            Need::Url => Self { url: true, ..none },
+            Need::Sampling { tools, context } => Self {
+                sampling: true,
+                sampling_tools: tools,
+                sampling_context: context,
+                ..none
+            },
+            Need::Roots => Self {
+                roots: true,
+                ..none
+            },
+        }
+    }
+
+    /// As a `ClientCapabilities`-shaped object, merged: empty when the set is.
+    pub(crate) fn to_map(self) -> Map<String, Value> {
+        let present = |on: bool, name: &str| on.then(|| (name.to_owned(), json!({})));
+        let mut map = Map::new();
+        let elicitation: Map<String, Value> =
+            [present(self.form, "form"), present(self.url, "url")]
+                .into_iter()
+                .flatten()
+                .collect();
+        if !elicitation.is_empty() {
+            map.insert("elicitation".into(), Value::Object(elicitation));
+        }
+        let sampling: Map<String, Value> = [
+            present(self.sampling_tools, "tools"),
+            present(self.sampling_context, "context"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if self.sampling || !sampling.is_empty() {
+            map.insert("sampling".into(), Value::Object(sampling));
+        }
+        map.extend(present(self.roots, "roots"));
+        map
+    }
 }
 
 /// `CreateMessageRequestParams`, built: messages, limits, and optionally tools (which need the
@@ -509,7 +550,7 @@ mod tests {
         let tool = json!({"name": "t", "inputSchema": {"type": "object"}});
         let r = InputRequest::sample(Sampling::new(5).user_text("hi").tools(vec![tool]));
         assert_eq!(
-            *r.required_capabilities(),
+            r.required_capabilities(),
             json!({"sampling": {"tools": {}}})
         );
     }
@@ -522,18 +563,18 @@ mod tests {
                 .include_context("thisServer"),
         );
         assert_eq!(
-            *r.required_capabilities(),
+            r.required_capabilities(),
             json!({"sampling": {"context": {}}})
         );
         let none = InputRequest::sample(Sampling::new(5).user_text("hi").include_context("none"));
-        assert_eq!(*none.required_capabilities(), json!({"sampling": {}}));
+        assert_eq!(none.required_capabilities(), json!({"sampling": {}}));
     }
 
     #[test]
     fn elicitation_without_mode_is_form() {
         let r = InputRequest::elicitation(json!({"message": "m", "requestedSchema": {}}));
         assert_eq!(
-            *r.required_capabilities(),
+            r.required_capabilities(),
             json!({"elicitation": {"form": {}}})
         );
     }
