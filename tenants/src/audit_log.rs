@@ -230,10 +230,14 @@ mod tests {
         log.tally()
     }
 
+    /// A writer whose second tick is an hour away, and which keeps every record: the first
+    /// tick also purges, and a record at one of these tests' fixed times would be purged by
+    /// the default retention once that time is more than 30 days ago.
     fn hourly(batch: usize) -> AuditSettings {
         AuditSettings {
             batch,
             flush_every: Duration::from_secs(3600),
+            retention: Duration::MAX,
             ..AuditSettings::default()
         }
     }
@@ -352,5 +356,40 @@ mod tests {
         log.record(call());
         let tally = written(&log, 1).await;
         assert_eq!((tally.written, tally.failed), (1, 1));
+    }
+
+    #[tokio::test]
+    async fn the_writer_purges_records_older_than_the_retention_when_it_starts() {
+        let store = memory_store().await;
+        let day = Duration::from_secs(86_400);
+        let old = CallRecord {
+            at: SystemTime::now() - 2 * day,
+            target: Some("old".into()),
+            ..call()
+        };
+        let recent = CallRecord {
+            target: Some("recent".into()),
+            ..call()
+        };
+        store.append_calls(&[old, recent]).await.expect("writes");
+        let settings = AuditSettings {
+            retention: day,
+            ..hourly(512)
+        };
+        let _log = AuditLog::start(store.clone(), settings, CancellationToken::new());
+        let filter = AuditFilter {
+            limit: 10,
+            ..AuditFilter::default()
+        };
+        let mut targets = Vec::new();
+        for _ in 0..500 {
+            let events = store.audit("acme", &filter).await.expect("reads");
+            targets = events.into_iter().map(|e| e.target).collect();
+            if targets.len() == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(targets, [Some("recent".to_string())]);
     }
 }
