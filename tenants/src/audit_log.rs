@@ -5,11 +5,10 @@
 //! retention.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use roundtrip_runtime::tenancy::{AuditSink, AuditTally, CallRecord};
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::model::{Millis, Slug};
@@ -18,7 +17,9 @@ use crate::store::Store;
 /// How the audit log is written and kept.
 #[derive(Debug, Clone)]
 pub struct AuditSettings {
-    /// Records waiting to be written; more are dropped (and counted).
+    /// Records waiting to be written; more are dropped (and counted). The queue and the
+    /// writer's buffer each keep room for up to this many once a burst has filled them
+    /// (a record is 120 bytes, its names shared with the registry's).
     pub queue: usize,
     /// The most records written in one transaction. Each transaction is a few round trips to
     /// SQLite's own thread: with 4,096 rather than 512 the writer's threads took about 2% less
@@ -56,8 +57,33 @@ pub struct AuditCounts {
 /// The queue's sending side: what the runtime records calls into.
 #[derive(Debug, Clone)]
 pub struct AuditLog {
-    queue: mpsc::Sender<CallRecord>,
+    queue: Arc<Queue>,
     counts: Arc<AuditCounts>,
+}
+
+/// The records waiting for the writer, in the order they came, at most `capacity` of them.
+///
+/// A vector behind a lock, which the writer swaps out whole at each tick: a record costs its
+/// caller one uncontended lock and a push. A channel cost more on both sides: tokio's bounded
+/// `mpsc` took a permit and woke the (absent) receiver on every send, and gave the permit back
+/// under its semaphore's lock on every receive, about 1.7% of a server's CPU under echo load
+/// (BENCHMARKS.md, "2026-12-06 (afternoon)").
+#[derive(Debug)]
+struct Queue {
+    records: Mutex<Vec<CallRecord>>,
+    capacity: usize,
+}
+
+impl Queue {
+    /// Everything queued, in `taken`'s place (which should be empty: its buffer is reused).
+    fn take_into(&self, taken: &mut Vec<CallRecord>) {
+        std::mem::swap(&mut *self.lock(), taken);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<CallRecord>> {
+        // A push or a swap cannot leave the vector half-changed.
+        self.records.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl AuditLog {
@@ -68,16 +94,20 @@ impl AuditLog {
         settings: AuditSettings,
         stop: CancellationToken,
     ) -> AuditLog {
-        let (log, rx) = AuditLog::queue(settings.queue);
-        tokio::spawn(write(store, settings, rx, log.counts.clone(), stop));
+        let log = AuditLog::queue(settings.queue);
+        let (queue, counts) = (log.queue.clone(), log.counts.clone());
+        tokio::spawn(write(store, settings, queue, counts, stop));
         log
     }
 
-    /// The queue alone, `capacity` records deep, and its receiving end.
-    fn queue(capacity: usize) -> (AuditLog, mpsc::Receiver<CallRecord>) {
-        let (queue, rx) = mpsc::channel(capacity.max(1));
+    /// The queue alone, `capacity` records deep.
+    fn queue(capacity: usize) -> AuditLog {
+        let queue = Arc::new(Queue {
+            records: Mutex::new(Vec::new()),
+            capacity: capacity.max(1),
+        });
         let counts = Arc::new(AuditCounts::default());
-        (AuditLog { queue, counts }, rx)
+        AuditLog { queue, counts }
     }
 
     /// What it has done so far.
@@ -98,28 +128,33 @@ impl AuditSink for AuditLog {
     /// Queues the record as it is: the writer hands it to the store as it is, off the
     /// request's path.
     fn record(&self, record: CallRecord) {
-        if self.queue.try_send(record).is_err() {
+        let mut records = self.queue.lock();
+        if records.len() < self.queue.capacity {
+            records.push(record);
+        } else {
+            drop(records);
             self.counts.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
 
-/// The writer: every `flush_every` it takes what is queued, in batches of up to
-/// `settings.batch` (one after another while the queue holds more), and every hour purges old
-/// records. It never waits on the queue itself: a task waiting there would be woken by every
-/// record, a thread switch per call on the request path (BENCHMARKS.md, "the audit log's
-/// wake-ups"); a record queued between two ticks costs its caller only the queue's push.
+/// The writer: every `flush_every` it takes what is queued and writes it in batches of up to
+/// `settings.batch`, and every hour purges old records. Nothing wakes it in between: a task
+/// woken by every record would cost a thread switch per call on the request path
+/// (BENCHMARKS.md, "the audit log's wake-ups"). It ends at `stop`, or once every [`AuditLog`]
+/// is gone, after writing what is left.
 async fn write(
     store: Arc<dyn Store>,
     settings: AuditSettings,
-    mut rx: mpsc::Receiver<CallRecord>,
+    queue: Arc<Queue>,
     counts: Arc<AuditCounts>,
     stop: CancellationToken,
 ) {
     let mut purge = tokio::time::interval(Duration::from_secs(3600));
     let mut tick = tokio::time::interval(settings.flush_every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut batch = Vec::with_capacity(settings.batch);
+    // The buffer the queue's records are swapped into; it goes back to the queue empty.
+    let mut taken = Vec::new();
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
@@ -131,53 +166,40 @@ async fn write(
                 }
             }
             _ = tick.tick() => {
-                if drain(&mut rx, &mut batch, &settings, store.as_ref(), &counts).await {
+                // Read before the drain: a record queued by the last sender is then written.
+                let senders_gone = Arc::strong_count(&queue) == 1;
+                drain(&queue, &mut taken, &settings, store.as_ref(), &counts).await;
+                if senders_gone {
                     return;
                 }
             }
         }
     }
     // Stopping: what is queued is still written.
-    drain(&mut rx, &mut batch, &settings, store.as_ref(), &counts).await;
+    drain(&queue, &mut taken, &settings, store.as_ref(), &counts).await;
 }
 
-/// Writes everything queued, `settings.batch` records at a time; true once every sender is
-/// gone (nothing more will come).
+/// Writes everything queued, `settings.batch` records at a time.
 async fn drain(
-    rx: &mut mpsc::Receiver<CallRecord>,
-    batch: &mut Vec<CallRecord>,
+    queue: &Queue,
+    taken: &mut Vec<CallRecord>,
     settings: &AuditSettings,
     store: &dyn Store,
     counts: &AuditCounts,
-) -> bool {
-    loop {
-        let closed = loop {
-            match rx.try_recv() {
-                // The registry's slugs were checked when stored; any other is not written.
-                Ok(record) if Slug::is_slug(&record.tenant) => {
-                    batch.push(record);
-                    if batch.len() == settings.batch {
-                        break false;
-                    }
-                }
-                Ok(_) => {
-                    counts.failed.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(mpsc::error::TryRecvError::Empty) => break false,
-                Err(mpsc::error::TryRecvError::Disconnected) => break true,
-            }
-        };
-        let full = batch.len() == settings.batch;
-        if !batch.is_empty() {
-            flush(store, batch, counts).await;
-        }
-        if closed || !full {
-            return closed;
-        }
+) {
+    queue.take_into(taken);
+    // The registry's slugs were checked when stored; any other is not written.
+    let queued = taken.len();
+    taken.retain(|record| Slug::is_slug(&record.tenant));
+    let failed = (queued - taken.len()) as u64;
+    counts.failed.fetch_add(failed, Ordering::Relaxed);
+    for batch in taken.chunks(settings.batch.max(1)) {
+        flush(store, batch, counts).await;
     }
+    taken.clear();
 }
 
-async fn flush(store: &dyn Store, batch: &mut Vec<CallRecord>, counts: &AuditCounts) {
+async fn flush(store: &dyn Store, batch: &[CallRecord], counts: &AuditCounts) {
     let n = batch.len() as u64;
     match store.append_calls(batch).await {
         Ok(()) => counts.written.fetch_add(n, Ordering::Relaxed),
@@ -186,7 +208,6 @@ async fn flush(store: &dyn Store, batch: &mut Vec<CallRecord>, counts: &AuditCou
             counts.failed.fetch_add(n, Ordering::Relaxed)
         }
     };
-    batch.clear();
 }
 
 #[cfg(test)]
@@ -275,7 +296,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_drops_and_counts_instead_of_waiting() {
-        let (log, _rx) = AuditLog::queue(2);
+        let log = AuditLog::queue(2);
         for _ in 0..5 {
             log.record(call());
         }
