@@ -15,6 +15,7 @@ use std::task::Poll;
 use actix_web::http::Method;
 use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::FutureExt;
+use tokio::sync::mpsc::Receiver;
 use tracing::Instrument;
 
 use super::client::client_address;
@@ -29,7 +30,7 @@ use crate::budget::{figures, Account};
 use crate::dispatch::envelope::{self, HttpCheck};
 use crate::dispatch::{Call, Caller, Listen, Reply};
 use crate::handler::Cancellation;
-use crate::handler::{Principal, Tenant};
+use crate::handler::{OutgoingMessage, Principal, Tenant};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{Malformed, Notification};
 use crate::protocol::{Era, Incoming, McpError, Request, RequestId};
@@ -85,7 +86,8 @@ async fn answer(
                 return Err(RpcError::refused(None, McpError::unknown_session()));
             }
             let client = client_of(&req, &service);
-            return forward::to_owner(owner, &req, client, payload, &service, forwarder).await;
+            let forwarded = forward::to_owner(owner, &req, client, payload, &service, forwarder);
+            return Box::pin(forwarded).await;
         }
     }
     match *req.method() {
@@ -161,6 +163,10 @@ fn session_of(
     legacy::session(headers, sid, &tenant, &principal, service)
 }
 
+/// The legacy era's futures are boxed where they are awaited: larger than the modern path's,
+/// they would make every request's future their size, and the transport copies that future
+/// as it nests it (a handshake's was 576 bytes, a session request's 640, a modern call's,
+/// the common case, now smaller). A legacy request pays an allocation for it.
 async fn handle(
     req: &HttpRequest,
     slug: &str,
@@ -185,7 +191,10 @@ async fn handle(
     match incoming {
         Incoming::Request(request) if legacy::is_handshake(headers, &request) => {
             let account = Account::of(&tenant, principal.id_arc(), client);
-            legacy::initialize(request, tenant, principal, &account, service).await
+            Box::pin(legacy::initialize(
+                request, tenant, principal, &account, service,
+            ))
+            .await
         }
         Incoming::Request(request) if request.is_modern() => {
             let caller = (tenant, principal, client);
@@ -195,7 +204,8 @@ async fn handle(
             Some(sid) => {
                 let found = legacy::session(headers, sid, &tenant, &principal, service)
                     .map_err(|r| r.with_id(&request.id))?;
-                Ok(legacy::request(headers, request, found, tenant, principal, service).await)
+                let answered = legacy::request(headers, request, found, tenant, principal, service);
+                Ok(Box::pin(answered).await)
             }
             None if legacy::names_legacy_version(headers) => Err(RpcError::refused(
                 Some(&request.id),
@@ -218,7 +228,7 @@ async fn handle(
         Incoming::Response(response) => match session_id {
             Some(sid) => {
                 legacy::session(headers, sid, &tenant, &principal, service)?;
-                legacy::answer(sid, response, service).await
+                Box::pin(legacy::answer(sid, response, service)).await
             }
             None => Err(RpcError::refused(
                 None,
@@ -339,33 +349,20 @@ fn accept_notification(
 /// answered with one JSON body, or with SSE when it may notify and the client reads SSE.
 async fn modern(
     headers: Headers<'_>,
-    mut request: Request,
-    (tenant, principal, client): (Arc<Tenant>, Principal, Option<IpAddr>),
+    request: Request,
+    caller: (Arc<Tenant>, Principal, Option<IpAddr>),
     service: &Arc<McpService>,
     dispatcher: &WorkerDispatcher,
 ) -> Result<HttpResponse, RpcError> {
-    let id = request.id.clone();
-    let refused = |e| RpcError::refused(Some(&id), e);
-    let principal_id = principal.id_arc();
-    let caller = Caller::new(tenant.clone(), principal).calling_from(client);
-    let mcp_headers = headers.mcp().map_err(refused)?;
-    let envelope = envelope::check_modern(
-        &mut request,
-        Some(HttpCheck {
-            headers: &mcp_headers,
-            catalog: &caller.catalog,
-        }),
-    )
-    .map_err(refused)?;
-
-    // Notifications travel on SSE; a client that cannot read SSE gets only the result.
-    let (notifier, notifications) = envelope
-        .notifier()
-        .filter(|_| headers.accepts_sse())
-        .unzip();
-    let cancel = Cancellation::new();
-    let in_flight = InFlight::new(cancel.clone(), service.clone());
-    let call = Call::modern(caller, request, envelope, notifier, cancel);
+    let Ready {
+        id,
+        call,
+        notifications,
+        in_flight,
+        principal_id,
+        client,
+    } = Ready::check(headers, request, caller, service)?;
+    let tenant = call.tenant.clone();
     let admit = {
         let (service, tenant) = (service.clone(), tenant.clone());
         move |reply| match reply {
@@ -395,6 +392,62 @@ async fn modern(
             .await
         }
     })
+}
+
+/// A modern request through its envelope checks, made into the call to run and what its
+/// answer needs.
+///
+/// Made by a plain function, not in [`modern`]: what is borrowed there (the request during
+/// its checks, the headers' values, the envelope) would be kept in that future's state past
+/// its await, which the transport copies as it nests it, several times per request.
+struct Ready {
+    id: RequestId,
+    call: Call,
+    /// The notifications' receiver, when they travel on SSE.
+    notifications: Option<Receiver<Box<OutgoingMessage>>>,
+    in_flight: InFlight,
+    /// Who a listen stream is charged to: its principal's id, and the client's address.
+    principal_id: Arc<str>,
+    client: Option<IpAddr>,
+}
+
+impl Ready {
+    fn check(
+        headers: Headers<'_>,
+        mut request: Request,
+        (tenant, principal, client): (Arc<Tenant>, Principal, Option<IpAddr>),
+        service: &Arc<McpService>,
+    ) -> Result<Ready, RpcError> {
+        let refused = |e, request: &Request| RpcError::refused(Some(&request.id), e);
+        let principal_id = principal.id_arc();
+        let caller = Caller::new(tenant, principal).calling_from(client);
+        let mcp_headers = headers.mcp().map_err(|e| refused(e, &request))?;
+        let envelope = envelope::check_modern(
+            &mut request,
+            Some(HttpCheck {
+                headers: &mcp_headers,
+                catalog: &caller.catalog,
+            }),
+        )
+        .map_err(|e| refused(e, &request))?;
+        // Notifications travel on SSE; a client that cannot read SSE gets only the result.
+        let (notifier, notifications) = envelope
+            .notifier()
+            .filter(|_| headers.accepts_sse())
+            .unzip();
+        let cancel = Cancellation::new();
+        let in_flight = InFlight::new(cancel.clone(), service.clone());
+        let id = request.id.clone();
+        let call = Call::modern(caller, request, envelope, notifier, cancel);
+        Ok(Ready {
+            id,
+            call,
+            notifications,
+            in_flight,
+            principal_id,
+            client,
+        })
+    }
 }
 
 /// An accepted `subscriptions/listen` becomes a stream only if there is room for it: file
