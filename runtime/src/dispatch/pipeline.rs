@@ -179,7 +179,11 @@ async fn guarded(
 
 /// The rate limits' verdict on `call`, or the question to await for it.
 fn admit(call: &Call, config: &RuntimeConfig) -> Admission {
-    let Some(limiter) = &config.limiter else {
+    let Some(limiter) = config
+        .limiter
+        .as_ref()
+        .filter(|_| call.view.settings().rate_limited)
+    else {
         return Admission::Admitted;
     };
     let method = call.request.method.as_str();

@@ -67,6 +67,9 @@ pub struct TenantSettings {
     /// What the tenant's callers may keep together, in bytes (`crate::budget`); `None`: the
     /// server's per-tenant budget. Applies to what is charged after it is set.
     pub memory_budget: Option<u64>,
+    /// Whether the runtime's rate limiter is asked about this tenant's calls. A tenant that
+    /// sets no limit says `false`, and its calls skip the limiter's own lookup of the tenant.
+    pub rate_limited: bool,
 }
 
 impl Default for TenantSettings {
@@ -76,6 +79,7 @@ impl Default for TenantSettings {
             list_ttl: Duration::from_secs(60),
             legacy_shim: true,
             memory_budget: None,
+            rate_limited: true,
         }
     }
 }
