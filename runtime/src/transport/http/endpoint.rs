@@ -163,10 +163,10 @@ fn session_of(
     legacy::session(headers, sid, &tenant, &principal, service)
 }
 
-/// The legacy era's futures are boxed where they are awaited: larger than the modern path's,
-/// they would make every request's future their size, and the transport copies that future
-/// as it nests it (a handshake's was 576 bytes, a session request's 640, a modern call's,
-/// the common case, now smaller). A legacy request pays an allocation for it.
+/// The legacy era's futures are boxed where they are awaited: a handshake's is 576 bytes and
+/// a session request's 640, against 616 for [`modern`], the common case, and every request's
+/// future would be the size of the largest (the transport copies it as it nests it). A legacy
+/// request pays an allocation for it.
 async fn handle(
     req: &HttpRequest,
     slug: &str,
@@ -354,15 +354,17 @@ async fn modern(
     service: &Arc<McpService>,
     dispatcher: &WorkerDispatcher,
 ) -> Result<HttpResponse, RpcError> {
+    // `call` is only moved, never borrowed: borrowed, it would be kept in this future's state
+    // past the await that its move into the pipeline begins.
     let Ready {
         id,
+        tenant,
         call,
         notifications,
         in_flight,
         principal_id,
         client,
     } = Ready::check(headers, request, caller, service)?;
-    let tenant = call.tenant.clone();
     let admit = {
         let (service, tenant) = (service.clone(), tenant.clone());
         move |reply| match reply {
@@ -399,9 +401,13 @@ async fn modern(
 ///
 /// Made by a plain function, not in [`modern`]: what is borrowed there (the request during
 /// its checks, the headers' values, the envelope) would be kept in that future's state past
-/// its await, which the transport copies as it nests it, several times per request.
+/// its await, which the transport copies as it nests it, several times per request. With it,
+/// and `modern` moving the call without borrowing it, each future from actix's handler down
+/// is 424 bytes smaller (`modern`'s 1,040 bytes became 616, `route`'s 1,864 became 1,440:
+/// `-Zprint-type-sizes` on nightly).
 struct Ready {
     id: RequestId,
+    tenant: Arc<Tenant>,
     call: Call,
     /// The notifications' receiver, when they travel on SSE.
     notifications: Option<Receiver<Box<OutgoingMessage>>>,
@@ -420,7 +426,7 @@ impl Ready {
     ) -> Result<Ready, RpcError> {
         let refused = |e, request: &Request| RpcError::refused(Some(&request.id), e);
         let principal_id = principal.id_arc();
-        let caller = Caller::new(tenant, principal).calling_from(client);
+        let caller = Caller::new(tenant.clone(), principal).calling_from(client);
         let mcp_headers = headers.mcp().map_err(|e| refused(e, &request))?;
         let envelope = envelope::check_modern(
             &mut request,
@@ -441,6 +447,7 @@ impl Ready {
         let call = Call::modern(caller, request, envelope, notifier, cancel);
         Ok(Ready {
             id,
+            tenant,
             call,
             notifications,
             in_flight,
