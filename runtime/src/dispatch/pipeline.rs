@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::Poll;
@@ -27,7 +28,7 @@ use super::relay::NoRelay;
 use super::reply::{Reply, ReplyKind};
 use super::shim;
 use super::stamp;
-use crate::handler::Outcome;
+use crate::handler::{Cancellation, Outcome};
 use crate::protocol::result::{StampedResult, StampedToolResult};
 use crate::protocol::{Era, McpError};
 use crate::tenancy::{Admission, AuditSink, CallOutcome, CallRecord, Refusal};
@@ -143,23 +144,13 @@ async fn guarded(
     let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
     let ran = match first {
         Poll::Ready(ran) => ran,
+        // Boxed: the timer and the cancellation's waiter would otherwise be part of every
+        // request's future (the dispatch future, which is copied into its box per request).
         Poll::Pending => {
             let left = timeout.saturating_sub(admitted.elapsed());
-            tokio::select! {
-                biased;
-                r = tokio::time::timeout(left, work.as_mut()) => match r {
-                    Ok(ran) => ran,
-                    Err(_) => {
-                        tracing::warn!(tenant = tenant.as_ref(), timeout_ms = config.request_timeout.as_millis() as u64, "request timed out");
-                        return Reply::Error(McpError::internal("Internal error: request timed out"));
-                    }
-                },
-                _ = cancel.cancelled() => {
-                    // The client is gone. The handler may still be cleaning up after
-                    // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
-                    let _ = tokio::time::timeout(config.cancel_grace, work.as_mut()).await;
-                    return Reply::Cancelled;
-                }
+            match Box::pin(wait_for(work, left, &cancel, config, &tenant)).await {
+                Ok(ran) => ran,
+                Err(reply) => return reply,
             }
         }
     };
@@ -175,6 +166,34 @@ async fn guarded(
         );
         Reply::Error(McpError::internal("Internal error"))
     })
+}
+
+/// The rest of a call that did not complete at its first poll: within `left` of its
+/// timeout, unless its client goes away first (then it has a short grace to clean up).
+async fn wait_for<F: Future>(
+    mut work: Pin<&mut F>,
+    left: Duration,
+    cancel: &Cancellation,
+    config: &RuntimeConfig,
+    tenant: &str,
+) -> Result<F::Output, Reply> {
+    tokio::select! {
+        biased;
+        r = tokio::time::timeout(left, work.as_mut()) => r.map_err(|_| {
+            tracing::warn!(
+                tenant,
+                timeout_ms = config.request_timeout.as_millis() as u64,
+                "request timed out"
+            );
+            Reply::Error(McpError::internal("Internal error: request timed out"))
+        }),
+        _ = cancel.cancelled() => {
+            // The client is gone. The handler may still be cleaning up after
+            // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
+            let _ = tokio::time::timeout(config.cancel_grace, work.as_mut()).await;
+            Err(Reply::Cancelled)
+        }
+    }
 }
 
 /// The rate limits' verdict on `call`, or the question to await for it.
