@@ -202,12 +202,11 @@ fn clean(text: &str) -> Option<&str> {
 /// `authority` cut into its host and its port (empty when there is none): an IPv6 host keeps
 /// its brackets, and anything after them other than `:port` makes it no authority at all.
 fn split_port(authority: &str) -> Option<(&str, &str)> {
-    let (host, rest) = match authority.find(']') {
-        Some(end) if authority.starts_with('[') => authority.split_at(end + 1),
-        _ => match authority.split_once(':') {
-            Some((host, port)) => return Some((host, port)),
-            None => return Some((authority, "")),
-        },
+    // Only a bracketed host is searched for its `]`: the usual authority is read once.
+    let bracketed = authority.starts_with('[').then(|| authority.find(']'));
+    let (host, rest) = match bracketed.flatten() {
+        Some(end) => authority.split_at(end + 1),
+        None => return Some(authority.split_once(':').unwrap_or((authority, ""))),
     };
     match rest {
         "" => Some((host, "")),
