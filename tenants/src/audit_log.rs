@@ -64,10 +64,11 @@ pub struct AuditLog {
 /// The records waiting for the writer, in the order they came, at most `capacity` of them.
 ///
 /// A vector behind a lock, which the writer swaps out whole at each tick: a record costs its
-/// caller one uncontended lock and a push. A channel cost more on both sides: tokio's bounded
-/// `mpsc` took a permit and woke the (absent) receiver on every send, and gave the permit back
-/// under its semaphore's lock on every receive, about 1.7% of a server's CPU under echo load
-/// (BENCHMARKS.md, "2026-12-06 (afternoon)").
+/// caller one uncontended lock and a push. tokio's bounded `mpsc` took a permit and woke the
+/// (absent) receiver on every send, and gave the permit back under its semaphore's lock on
+/// every receive: its receiving side was 0.68% of a server's samples under echo load, this
+/// one's take 0.34%. A push costs about the same either way, mostly a cache miss on the
+/// queue's memory (BENCHMARKS.md, "2026-12-06 (afternoon)").
 #[derive(Debug)]
 struct Queue {
     records: Mutex<Vec<CallRecord>>,
