@@ -68,7 +68,9 @@ pub trait Limiter: Send + Sync + std::fmt::Debug + 'static {
     /// Whether `principal` may make a request of `method` to `tenant` now; `tool` names the
     /// tool of a `tools/call`; `client` is the caller's address when known, which tells
     /// anonymous callers apart (`crate::budget::caller_key`). Called on every request after
-    /// authentication: no I/O here, only in what a [`Admission::Pending`] carries.
+    /// authentication, unless the tenant's settings say it has no limits
+    /// (`TenantSettings::has_rate_limits`): no I/O here, only in what a [`Admission::Pending`]
+    /// carries.
     fn admit(
         &self,
         tenant: &str,

@@ -48,13 +48,13 @@ impl Default for AuditSettings {
 pub struct AuditCounts {
     /// Records written.
     pub written: AtomicU64,
-    /// Records dropped because the queue was full.
+    /// Records dropped because the queue was full, or came after the writer ended.
     pub dropped: AtomicU64,
     /// Records lost because the store failed to take their batch.
     pub failed: AtomicU64,
 }
 
-/// The queue's sending side: what the runtime records calls into.
+/// A handle on the queue: what the runtime records calls into.
 #[derive(Debug, Clone)]
 pub struct AuditLog {
     queue: Arc<Queue>,
@@ -64,26 +64,40 @@ pub struct AuditLog {
 /// The records waiting for the writer, in the order they came, at most `capacity` of them.
 ///
 /// A vector behind a lock, which the writer swaps out whole at each tick: a record costs its
-/// caller one uncontended lock and a push. tokio's bounded `mpsc` took a permit and woke the
+/// caller a push under a lock that every worker shares and holds only for that. tokio's bounded `mpsc` took a permit and woke the
 /// (absent) receiver on every send, and gave the permit back under its semaphore's lock on
 /// every receive: its receiving side was 0.68% of a server's samples under echo load, this
 /// one's take 0.34%. A push costs about the same either way, mostly a cache miss on the
 /// queue's memory (BENCHMARKS.md, "2026-12-06 (afternoon)").
 #[derive(Debug)]
 struct Queue {
-    records: Mutex<Vec<CallRecord>>,
+    waiting: Mutex<Waiting>,
     capacity: usize,
+}
+
+#[derive(Debug, Default)]
+struct Waiting {
+    records: Vec<CallRecord>,
+    /// The writer has taken its last records: what comes now is dropped, not kept unread.
+    closed: bool,
 }
 
 impl Queue {
     /// Everything queued, in `taken`'s place (which should be empty: its buffer is reused).
     fn take_into(&self, taken: &mut Vec<CallRecord>) {
-        std::mem::swap(&mut *self.lock(), taken);
+        std::mem::swap(&mut self.lock().records, taken);
     }
 
-    fn lock(&self) -> MutexGuard<'_, Vec<CallRecord>> {
-        // A push or a swap cannot leave the vector half-changed.
-        self.records.lock().unwrap_or_else(PoisonError::into_inner)
+    /// [`Queue::take_into`], the last time.
+    fn close_into(&self, taken: &mut Vec<CallRecord>) {
+        let mut waiting = self.lock();
+        waiting.closed = true;
+        std::mem::swap(&mut waiting.records, taken);
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Waiting> {
+        // A push, a swap or a flag set cannot leave the queue half-changed.
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -104,7 +118,7 @@ impl AuditLog {
     /// The queue alone, `capacity` records deep.
     fn queue(capacity: usize) -> AuditLog {
         let queue = Arc::new(Queue {
-            records: Mutex::new(Vec::new()),
+            waiting: Mutex::default(),
             capacity: capacity.max(1),
         });
         let counts = Arc::new(AuditCounts::default());
@@ -129,11 +143,11 @@ impl AuditSink for AuditLog {
     /// Queues the record as it is: the writer hands it to the store as it is, off the
     /// request's path.
     fn record(&self, record: CallRecord) {
-        let mut records = self.queue.lock();
-        if records.len() < self.queue.capacity {
-            records.push(record);
+        let mut waiting = self.queue.lock();
+        if !waiting.closed && waiting.records.len() < self.queue.capacity {
+            waiting.records.push(record);
         } else {
-            drop(records);
+            drop(waiting);
             self.counts.dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -143,7 +157,8 @@ impl AuditSink for AuditLog {
 /// `settings.batch`, and every hour purges old records. Nothing wakes it in between: a task
 /// woken by every record would cost a thread switch per call on the request path
 /// (BENCHMARKS.md, "the audit log's wake-ups"). It ends at `stop`, or once every [`AuditLog`]
-/// is gone, after writing what is left.
+/// is gone, after writing what is left; a record that comes after that is dropped and
+/// counted.
 async fn write(
     store: Arc<dyn Store>,
     settings: AuditSettings,
@@ -167,28 +182,27 @@ async fn write(
                 }
             }
             _ = tick.tick() => {
-                // Read before the drain: a record queued by the last sender is then written.
-                let senders_gone = Arc::strong_count(&queue) == 1;
-                drain(&queue, &mut taken, &settings, store.as_ref(), &counts).await;
-                if senders_gone {
-                    return;
+                // With every log gone, nothing more can come: this take is the last.
+                if Arc::strong_count(&queue) == 1 {
+                    break;
                 }
+                queue.take_into(&mut taken);
+                write_taken(&mut taken, &settings, store.as_ref(), &counts).await;
             }
         }
     }
-    // Stopping: what is queued is still written.
-    drain(&queue, &mut taken, &settings, store.as_ref(), &counts).await;
+    // What is queued is still written; what comes after is dropped, and counted.
+    queue.close_into(&mut taken);
+    write_taken(&mut taken, &settings, store.as_ref(), &counts).await;
 }
 
-/// Writes everything queued, `settings.batch` records at a time.
-async fn drain(
-    queue: &Queue,
+/// Writes the records taken from the queue, `settings.batch` at a time, and empties `taken`.
+async fn write_taken(
     taken: &mut Vec<CallRecord>,
     settings: &AuditSettings,
     store: &dyn Store,
     counts: &AuditCounts,
 ) {
-    queue.take_into(taken);
     // The registry's slugs were checked when stored; any other is not written.
     let queued = taken.len();
     taken.retain(|record| Slug::is_slug(&record.tenant));
@@ -293,6 +307,47 @@ mod tests {
         assert_eq!(log.tally().written, 0, "written before the next tick");
         stop.cancel();
         assert_eq!(written(&log, 3).await.written, 3);
+    }
+
+    #[tokio::test]
+    async fn once_every_log_is_gone_the_writer_writes_what_is_left() {
+        let store = memory_store().await;
+        let settings = AuditSettings {
+            flush_every: Duration::from_millis(10),
+            ..hourly(512)
+        };
+        let log = AuditLog::start(store.clone(), settings, CancellationToken::new());
+        log.record(call());
+        drop(log);
+        let filter = AuditFilter {
+            limit: 10,
+            ..AuditFilter::default()
+        };
+        let mut events = Vec::new();
+        for _ in 0..500 {
+            events = store.audit("acme", &filter).await.expect("reads");
+            if !events.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(events.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_record_after_the_writer_stopped_is_dropped_and_counted() {
+        let stop = CancellationToken::new();
+        let log = AuditLog::start(memory_store().await, hourly(512), stop.clone());
+        stop.cancel();
+        // Recorded until one is dropped: those before the writer's last take are written.
+        for _ in 0..500 {
+            log.record(call());
+            if log.tally().dropped > 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(log.tally().dropped, 1);
     }
 
     #[test]

@@ -400,7 +400,7 @@ fn tenant_config(record: &TenantRecord, merged: &Arc<Catalog>) -> TenantConfig {
             state_ttl: spec.state_ttl_secs.map(Duration::from_secs),
             legacy_shim: spec.legacy_shim,
             memory_budget: spec.memory_budget_bytes,
-            rate_limited: !spec.rate_limits.is_empty(),
+            has_rate_limits: !spec.rate_limits.is_empty(),
             ..TenantSettings::default()
         },
         catalog: catalogs::without(merged, &spec.disabled),

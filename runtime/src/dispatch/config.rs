@@ -29,7 +29,8 @@ pub struct RuntimeConfig {
     /// Bytes callers, tenants and the process may keep past the requests that brought them
     /// (legacy sessions and their flows, listen streams): `crate::budget`.
     pub budgets: BudgetLimits,
-    /// Rate limits, checked for every request after authentication; `None`: no limits.
+    /// Rate limits, checked for every request after authentication whose tenant has some
+    /// (`TenantSettings::has_rate_limits`); `None`: no limits.
     pub limiter: Option<Arc<dyn Limiter>>,
     /// Where finished `tools/call`, `prompts/get` and `resources/read` calls are recorded;
     /// `None`: nowhere. With it, the per-request `request done` log line drops to debug.

@@ -168,8 +168,9 @@ async fn guarded(
     })
 }
 
-/// The rest of a call that did not complete at its first poll: within `left` of its
-/// timeout, unless its client goes away first (then it has a short grace to clean up).
+/// The rest of a call that did not complete at its first poll: for at most `left`, what
+/// remains of its timeout, unless its client goes away first (then it has a short grace to
+/// clean up).
 async fn wait_for<F: Future>(
     mut work: Pin<&mut F>,
     left: Duration,
@@ -201,7 +202,7 @@ fn admit(call: &Call, config: &RuntimeConfig) -> Admission {
     let Some(limiter) = config
         .limiter
         .as_ref()
-        .filter(|_| call.view.settings().rate_limited)
+        .filter(|_| call.view.settings().has_rate_limits)
     else {
         return Admission::Admitted;
     };

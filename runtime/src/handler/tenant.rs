@@ -68,8 +68,9 @@ pub struct TenantSettings {
     /// server's per-tenant budget. Applies to what is charged after it is set.
     pub memory_budget: Option<u64>,
     /// Whether the runtime's rate limiter is asked about this tenant's calls. A tenant that
-    /// sets no limit says `false`, and its calls skip the limiter's own lookup of the tenant.
-    pub rate_limited: bool,
+    /// sets no limit says `false`, and its calls skip the limiter's own lookup of the tenant;
+    /// a tenant store sets it from the same limits its limiter reads.
+    pub has_rate_limits: bool,
 }
 
 impl Default for TenantSettings {
@@ -79,7 +80,7 @@ impl Default for TenantSettings {
             list_ttl: Duration::from_secs(60),
             legacy_shim: true,
             memory_budget: None,
-            rate_limited: true,
+            has_rate_limits: true,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! else is refused.
 
 use awc::http::Method;
+use roundtrip_runtime::tenancy::TenantDirectory;
 use serde_json::{json, Value};
 
 use crate::support::{rpc, tool_call, Server, ALICE, BOB, LAB};
@@ -131,5 +132,20 @@ async fn a_limit_that_lets_nothing_through_is_refused() {
         .send_unchecked()
         .await
         .problem(400);
+    server.stop().await;
+}
+
+#[actix_web::test]
+async fn a_tenants_settings_say_whether_it_has_rate_limits_as_they_change() {
+    let server = Server::start().await;
+    let has_limits = || {
+        let tenant = server.registry().tenant(LAB).expect("the tenant");
+        tenant.view().settings().has_rate_limits
+    };
+    assert!(!has_limits(), "none set");
+    set_limits(&server, LAB, json!({"tools": {"echo": limit(1)}})).await;
+    assert!(has_limits(), "a tool's limit set");
+    set_limits(&server, LAB, json!({})).await;
+    assert!(!has_limits(), "lifted");
     server.stop().await;
 }

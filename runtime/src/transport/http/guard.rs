@@ -237,6 +237,23 @@ mod tests {
     }
 
     #[test]
+    fn an_authority_is_cut_at_its_port_and_a_bracketed_host_keeps_its_brackets() {
+        let cases = [
+            ("127.0.0.1:8080", Some(("127.0.0.1", "8080"))),
+            ("localhost", Some(("localhost", ""))),
+            ("[::1]:8080", Some(("[::1]", "8080"))),
+            ("[::1]", Some(("[::1]", ""))),
+            ("[::1].evil.com", None),
+            // Unclosed, or closed without an opening: cut at the first colon like any other.
+            ("[::1", Some(("[", ":1"))),
+            ("a]:80", Some(("a]", "80"))),
+        ];
+        for (authority, split) in cases {
+            assert_eq!(split_port(authority), split, "{authority}");
+        }
+    }
+
+    #[test]
     fn a_foreign_host_is_refused() {
         let req = TestRequest::default()
             .insert_header(("host", "evil.example.com"))
