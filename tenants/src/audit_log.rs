@@ -232,7 +232,7 @@ mod tests {
 
     use roundtrip_runtime::tenancy::CallOutcome;
 
-    use crate::audit::{AuditFilter, AuditKind, AuditOutcome};
+    use crate::audit::{AuditEvent, AuditFilter, AuditKind, AuditOutcome};
 
     fn call() -> CallRecord {
         CallRecord {
@@ -264,6 +264,23 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         log.tally()
+    }
+
+    /// Waits up to 5 s for the store to hold `count` of acme's events; those it holds then.
+    async fn events(store: &Arc<dyn Store>, count: usize) -> Vec<AuditEvent> {
+        let filter = AuditFilter {
+            limit: 10,
+            ..AuditFilter::default()
+        };
+        let mut events = Vec::new();
+        for _ in 0..500 {
+            events = store.audit("acme", &filter).await.expect("reads");
+            if events.len() == count {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        events
     }
 
     /// A writer whose second tick is an hour away, and which keeps every record: the first
@@ -319,19 +336,7 @@ mod tests {
         let log = AuditLog::start(store.clone(), settings, CancellationToken::new());
         log.record(call());
         drop(log);
-        let filter = AuditFilter {
-            limit: 10,
-            ..AuditFilter::default()
-        };
-        let mut events = Vec::new();
-        for _ in 0..500 {
-            events = store.audit("acme", &filter).await.expect("reads");
-            if !events.is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        assert_eq!(events.len(), 1);
+        assert_eq!(events(&store, 1).await.len(), 1);
     }
 
     #[tokio::test]
@@ -454,19 +459,11 @@ mod tests {
             ..hourly(512)
         };
         let _log = AuditLog::start(store.clone(), settings, CancellationToken::new());
-        let filter = AuditFilter {
-            limit: 10,
-            ..AuditFilter::default()
-        };
-        let mut targets = Vec::new();
-        for _ in 0..500 {
-            let events = store.audit("acme", &filter).await.expect("reads");
-            targets = events.into_iter().map(|e| e.target).collect();
-            if targets.len() == 1 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        let targets: Vec<_> = events(&store, 1)
+            .await
+            .into_iter()
+            .map(|e| e.target)
+            .collect();
         assert_eq!(targets, [Some("recent".to_string())]);
     }
 }
