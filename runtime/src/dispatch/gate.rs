@@ -30,8 +30,11 @@ pub fn missing_capabilities(
             Need::Roots => lacking.roots |= !declared.has("roots"),
         }
     }
-    let missing = lacking.to_map();
-    (!missing.is_empty()).then_some(Value::Object(missing))
+    // The usual round lacks nothing: no map is built for it.
+    if lacking == Capabilities::default() {
+        return None;
+    }
+    Some(Value::Object(lacking.to_map()))
 }
 
 /// Form elicitation as the gate reads a declaration: `elicitation` declared, unless it names

@@ -87,7 +87,7 @@ pub(crate) async fn run(
     };
     let opened = match token {
         None => Opened::default(),
-        Some(token) => protection.open(&binding(), token).await?,
+        Some(token) => protection.open(&binding(), token, call.now()).await?,
     };
     call.span.record("round", opened.round);
     call.round
@@ -101,7 +101,7 @@ pub(crate) async fn run(
     // run completes.
     let claim = match token {
         Some(token) if method == "tools/call" && call.catalog.single_use_state(target) => {
-            protection.claim(replay, token, &opened).await?
+            protection.claim(replay, token, &opened, call.now()).await?
         }
         _ => None,
     };
@@ -192,7 +192,7 @@ fn input_required(
         .with_data(serde_json::json!({ "maxRounds": max_rounds })));
     }
     let (requests, state) = ir.into_parts();
-    let sealed = protection.seal(binding, round + 1, state.as_deref(), &requests)?;
+    let sealed = protection.seal(binding, round + 1, state.as_deref(), &requests, call.now())?;
     Ok(InputRequiredResult::new(
         requests,
         sealed,

@@ -259,7 +259,7 @@ impl<'a> Audit<'a> {
             sink,
             method,
             target,
-            at: SystemTime::now(),
+            at: call.now(),
         })
     }
 

@@ -71,13 +71,14 @@ impl Protection {
         Protection::Sealed { policy, ring, keys }
     }
 
-    /// Opens `token` for `binding`. A token under a kid the held ring lacks (sealed by another
-    /// worker just after a rotation this one has not heard of yet) has the KeyManager reload
-    /// the ring once, and is opened with what it finds.
+    /// Opens `token` for `binding`, as of `now` (the request's time). A token under a kid the
+    /// held ring lacks (sealed by another worker just after a rotation this one has not heard
+    /// of yet) has the KeyManager reload the ring once, and is opened with what it finds.
     pub(crate) async fn open(
         &self,
         binding: &Binding<'_>,
         token: &str,
+        now: SystemTime,
     ) -> Result<Opened, McpError> {
         match self {
             Protection::PassThrough => Ok(Opened {
@@ -85,7 +86,7 @@ impl Protection {
                 ..Opened::default()
             }),
             Protection::Sealed { policy, ring, keys } => {
-                let opened = match sealing::open(ring, policy, binding, token, SystemTime::now()) {
+                let opened = match sealing::open(ring, policy, binding, token, now) {
                     Err(OpenError::UnknownKey) => {
                         open_after_refresh(keys, policy, binding, token).await
                     }
@@ -108,14 +109,16 @@ impl Protection {
     }
 
     /// The wire `requestState` for an input-required result asking `requests`, or `None`
-    /// when there is nothing to send. A sealed state also carries the schemas of `requests`'
-    /// form elicitations, for checking the retry's answers; a pass-through state cannot.
+    /// when there is nothing to send, issued at `now` (the request's time). A sealed state
+    /// also carries the schemas of `requests`' form elicitations, for checking the retry's
+    /// answers; a pass-through state cannot.
     pub(crate) fn seal(
         &self,
         binding: &Binding<'_>,
         round: u32,
         state: Option<&str>,
         requests: &InputRequests,
+        now: SystemTime,
     ) -> Result<Option<String>, McpError> {
         match self {
             Protection::PassThrough => Ok(state.map(str::to_owned)),
@@ -126,8 +129,8 @@ impl Protection {
                     state,
                     answer_schemas: schemas.as_bytes(),
                 };
-                let sealed = sealing::seal(ring, policy, binding, &payload, SystemTime::now())
-                    .map_err(seal_error)?;
+                let sealed =
+                    sealing::seal(ring, policy, binding, &payload, now).map_err(seal_error)?;
                 if ring.needs_rotation() && ring.active().claim_rotation_request() {
                     // Random nonces are safe for a bounded number of seals per key: the first
                     // worker to see the limit asks once (and `if_kid` makes a late ask a
@@ -143,8 +146,8 @@ impl Protection {
         }
     }
 
-    /// Claims the sealed state `token`, opened as `opened`, for one run of a single-use tool:
-    /// `None` when the state passes through unsealed (nothing to hold the client to).
+    /// Claims the sealed state `token`, opened as `opened`, for one run of a single-use tool
+    /// at `now`: `None` when the state passes through unsealed (nothing to hold the client to).
     /// A state that already completed a call, or is running now, is -32602; a full record
     /// is -31429, retried when its earliest entry expires.
     pub(crate) async fn claim<'a>(
@@ -152,11 +155,12 @@ impl Protection {
         replay: &'a dyn ReplayCache,
         token: &str,
         opened: &Opened,
+        now: SystemTime,
     ) -> Result<Option<Claim<'a>>, McpError> {
         if !self.counts_rounds() {
             return Ok(None);
         }
-        let now = sealing::unix_secs(SystemTime::now());
+        let now = sealing::unix_secs(now);
         match Claim::take(replay, token, opened.open_until, now).await {
             Ok(claim) => Ok(Some(claim)),
             Err(ClaimRefused::Replayed) => {

@@ -159,10 +159,33 @@ impl std::io::Write for HashWriter<'_> {
     }
 }
 
+/// The AES-GCM associated data of a token: on the stack when it fits [`INLINE_AAD`] bytes,
+/// which a usual binding does (about 110: 28 bytes of lengths, the version, a kid, a slug, a
+/// key id, a method, a tool name and a 32-byte digest), so a seal or an open allocates
+/// nothing for it.
+pub(crate) enum AssociatedData {
+    Inline { bytes: [u8; INLINE_AAD], len: usize },
+    Heap(Vec<u8>),
+}
+
+/// The most associated data kept on the stack.
+const INLINE_AAD: usize = 192;
+
+impl std::ops::Deref for AssociatedData {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Inline { bytes, len } => &bytes[..*len],
+            Self::Heap(bytes) => bytes,
+        }
+    }
+}
+
 /// The AES-GCM associated data for a token under `kid` bound to `b`: the version, the kid,
 /// tenant, principal, method, target and argument digest, each as a u32 big-endian length
 /// followed by its bytes.
-pub(crate) fn associated_data(kid: &str, b: &Binding<'_>) -> Vec<u8> {
+pub(crate) fn associated_data(kid: &str, b: &Binding<'_>) -> AssociatedData {
     let fields: [&[u8]; 7] = [
         VERSION.as_bytes(),
         kid.as_bytes(),
@@ -172,14 +195,28 @@ pub(crate) fn associated_data(kid: &str, b: &Binding<'_>) -> Vec<u8> {
         b.target.as_bytes(),
         b.args_digest.as_bytes(),
     ];
-    let mut out = Vec::with_capacity(fields.iter().map(|f| 4 + f.len()).sum());
+    let len = fields.iter().map(|f| 4 + f.len()).sum();
+    if len > INLINE_AAD {
+        let mut out = vec![0; len];
+        write_fields(&mut out, &fields);
+        return AssociatedData::Heap(out);
+    }
+    let mut bytes = [0; INLINE_AAD];
+    write_fields(&mut bytes[..len], &fields);
+    AssociatedData::Inline { bytes, len }
+}
+
+/// Writes each field as its length (u32 big-endian) and its bytes into `out`, which is
+/// exactly as long as they are.
+fn write_fields(out: &mut [u8], fields: &[&[u8]]) {
+    let mut at = 0;
     for field in fields {
         // A field over 4 GiB cannot arrive: request bodies are capped far below that.
         let len = u32::try_from(field.len()).unwrap_or(u32::MAX);
-        out.extend_from_slice(&len.to_be_bytes());
-        out.extend_from_slice(field);
+        out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+        out[at + 4..at + 4 + field.len()].copy_from_slice(field);
+        at += 4 + field.len();
     }
-    out
 }
 
 #[cfg(test)]
@@ -287,12 +324,12 @@ mod tests {
     #[test]
     fn associated_data_is_injective_across_a_field_boundary_shift() {
         assert_ne!(
-            associated_data("k", &binding("ab", "c")),
-            associated_data("k", &binding("a", "bc"))
+            &*associated_data("k", &binding("ab", "c")),
+            &*associated_data("k", &binding("a", "bc"))
         );
         assert_ne!(
-            associated_data("k", &binding("", "x")),
-            associated_data("k", &binding("x", ""))
+            &*associated_data("k", &binding("", "x")),
+            &*associated_data("k", &binding("x", ""))
         );
     }
 
@@ -303,9 +340,30 @@ mod tests {
         let expected_len = [2, 3, 1, 1, 10, 4, 32].iter().map(|n| 4 + n).sum::<usize>();
         assert_eq!(aad.len(), expected_len);
         assert_eq!(&aad[..6], b"\0\0\0\x02v2");
-        assert_ne!(aad, associated_data("kie", &b));
+        assert_ne!(&*aad, &*associated_data("kie", &b));
         let mut other = b;
         other.args_digest = digest(json!({"a": 1}));
-        assert_ne!(aad, associated_data("kid", &other));
+        assert_ne!(&*aad, &*associated_data("kid", &other));
+    }
+
+    #[test]
+    fn associated_data_too_long_for_the_stack_has_the_same_layout() {
+        let tenant = "t".repeat(300);
+        let aad = associated_data("kid", &binding(&tenant, "p"));
+        assert!(matches!(aad, AssociatedData::Heap(_)));
+        let mut expected = Vec::new();
+        for field in [
+            &b"v2"[..],
+            b"kid",
+            tenant.as_bytes(),
+            b"p",
+            b"tools/call",
+            b"echo",
+            binding("t", "p").args_digest.as_bytes(),
+        ] {
+            expected.extend_from_slice(&(field.len() as u32).to_be_bytes());
+            expected.extend_from_slice(field);
+        }
+        assert_eq!(&*aad, expected.as_slice());
     }
 }
