@@ -9,7 +9,9 @@
 //! outcome one of the dispatcher's (`complete`, `input_required`, `error`, `cancelled`,
 //! `listen`) or, for a forward, `forwarded` or `owner_gone`.
 
-use std::sync::{Arc, RwLock};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_client::collector::Collector;
@@ -76,6 +78,26 @@ struct RequestLabels {
     outcome: &'static str,
 }
 
+/// The id of the next [`Metrics`] made.
+static NEXT_METRICS_ID: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// This thread's handles on the duration histograms it has recorded into, by tenant
+    /// slug; a tenant's few (a method and an outcome each, of one [`Metrics`]) are searched
+    /// in a row. A handle is a clone of the family's own histogram, so a scrape sees what
+    /// every thread observed. Bounded as the family is: by tenants, methods and outcomes.
+    static DURATIONS_MADE: RefCell<foldhash::HashMap<Arc<str>, Vec<MadeHistogram>>> =
+        RefCell::default();
+}
+
+/// A handle on one duration histogram of one [`Metrics`], for one method and outcome.
+struct MadeHistogram {
+    metrics: u64,
+    method: &'static str,
+    outcome: &'static str,
+    histogram: Histogram,
+}
+
 fn duration_histogram() -> Histogram {
     Histogram::new(DURATION_BUCKETS)
 }
@@ -89,9 +111,9 @@ pub struct Metrics {
     /// of them is counted without a lookup.
     reply_counters: [Counter; OUTCOMES.len()],
     durations: Family<RequestLabels, Histogram, fn() -> Histogram>,
-    /// The histograms of `durations` made so far, found by a faster hash than the family's
-    /// own (SipHash): every request records its duration.
-    duration_histograms: Arc<RwLock<foldhash::HashMap<RequestLabels, Histogram>>>,
+    /// Which metrics these are, shared by their clones: the key of the histograms each
+    /// thread keeps handles on ([`DURATIONS_MADE`]).
+    id: u64,
     rate_limited: Family<TenantLabels, Counter>,
     notifications: Counter,
     rejected_http: Counter,
@@ -109,7 +131,7 @@ impl Default for Metrics {
             replies,
             reply_counters,
             durations: Family::new_with_constructor(duration_histogram),
-            duration_histograms: Arc::default(),
+            id: NEXT_METRICS_ID.fetch_add(1, Ordering::Relaxed),
             rate_limited: Family::default(),
             notifications: Counter::default(),
             rejected_http: Counter::default(),
@@ -131,39 +153,50 @@ impl Metrics {
     }
 
     /// How long a dispatched request of `tenant` took, from its dispatch to its reply.
+    ///
+    /// The histogram is found among this thread's handles ([`DURATIONS_MADE`]) by the
+    /// tenant's slug: no lock, and no reference count taken, per request. Only the first
+    /// request of a tenant, method and outcome on a thread asks the family, and keeps a handle.
     pub(crate) fn record_duration(
         &self,
-        tenant: Arc<str>,
+        tenant: &Arc<str>,
         method: &str,
         outcome: &'static str,
         took: Duration,
     ) {
-        let labels = RequestLabels {
-            tenant,
-            method: METHODS
-                .into_iter()
-                .find(|m| *m == method)
-                .unwrap_or("other"),
-            outcome,
-        };
+        let method = METHODS
+            .into_iter()
+            .find(|m| *m == method)
+            .unwrap_or("other");
         let seconds = took.as_secs_f64();
-        if self.observe_made(&labels, seconds) {
-            return;
-        }
-        let histogram = self.durations.get_or_create(&labels).clone();
-        histogram.observe(seconds);
-        if let Ok(mut made) = self.duration_histograms.write() {
-            made.insert(labels, histogram);
-        }
-    }
-
-    /// Observes `seconds` in the histogram made for `labels`, if one was: whether it did. Its
-    /// own function, so the read lock is let go before [`Metrics::record_duration`] may write.
-    fn observe_made(&self, labels: &RequestLabels, seconds: f64) -> bool {
-        let Ok(made) = self.duration_histograms.read() else {
-            return false;
-        };
-        made.get(labels).map(|h| h.observe(seconds)).is_some()
+        DURATIONS_MADE.with_borrow_mut(|made| {
+            if !made.contains_key(&**tenant) {
+                made.insert(tenant.clone(), Vec::new());
+            }
+            let Some(made) = made.get_mut(&**tenant) else {
+                return;
+            };
+            let same = |m: &&MadeHistogram| {
+                m.metrics == self.id && m.method == method && m.outcome == outcome
+            };
+            if let Some(found) = made.iter().find(same) {
+                found.histogram.observe(seconds);
+                return;
+            }
+            let labels = RequestLabels {
+                tenant: tenant.clone(),
+                method,
+                outcome,
+            };
+            let histogram = self.durations.get_or_create(&labels).clone();
+            histogram.observe(seconds);
+            made.push(MadeHistogram {
+                metrics: self.id,
+                method,
+                outcome,
+                histogram,
+            });
+        });
     }
 
     /// A request of `tenant` refused by a rate limit.
@@ -372,7 +405,12 @@ mod tests {
     fn a_duration_is_labelled_with_tenant_method_and_outcome() {
         let metrics = Metrics::default();
         let tenant: Arc<str> = Arc::from("acme");
-        metrics.record_duration(tenant, "tools/call", "complete", Duration::from_micros(300));
+        metrics.record_duration(
+            &tenant,
+            "tools/call",
+            "complete",
+            Duration::from_micros(300),
+        );
         let text = scrape(&metrics);
         let labels = r#"tenant="acme",method="tools/call",outcome="complete""#;
         assert!(
@@ -390,11 +428,49 @@ mod tests {
     }
 
     #[test]
+    fn two_metrics_on_one_thread_each_count_only_their_own_durations() {
+        let (first, second) = (Metrics::default(), Metrics::default());
+        let tenant: Arc<str> = Arc::from("acme");
+        first.record_duration(&tenant, "tools/call", "complete", Duration::ZERO);
+        second.record_duration(&tenant, "tools/call", "complete", Duration::ZERO);
+        second.record_duration(&tenant, "tools/call", "complete", Duration::ZERO);
+        let count = |text: &str| {
+            let series = r#"roundtrip_mcp_request_duration_seconds_count{tenant="acme",method="tools/call",outcome="complete"}"#;
+            text.lines()
+                .find_map(|l| l.strip_prefix(series))
+                .map(str::trim)
+                .map(str::to_owned)
+        };
+        assert_eq!(count(&scrape(&first)).as_deref(), Some("1"));
+        assert_eq!(count(&scrape(&second)).as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn durations_recorded_on_several_threads_add_up_in_one_series() {
+        let metrics = Metrics::default();
+        let tenant: Arc<str> = Arc::from("acme");
+        std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    for _ in 0..5 {
+                        metrics.record_duration(&tenant, "tools/call", "error", Duration::ZERO);
+                    }
+                });
+            }
+        });
+        let text = scrape(&metrics);
+        assert!(
+            text.contains(r#"tenant="acme",method="tools/call",outcome="error"} 15"#),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_method_nobody_defined_is_labelled_other() {
         let metrics = Metrics::default();
         let tenant: Arc<str> = Arc::from("acme");
         for method in ["x/1", "x/2", "x/3"] {
-            metrics.record_duration(tenant.clone(), method, "error", Duration::ZERO);
+            metrics.record_duration(&tenant, method, "error", Duration::ZERO);
         }
         let text = scrape(&metrics);
         assert!(

@@ -101,9 +101,12 @@ pub(crate) fn dispatch(
         };
         let took = started.elapsed();
         let outcome = reply.kind().as_str();
-        config
-            .metrics
-            .record_duration(call.tenant.slug_arc(), &call.request.method, outcome, took);
+        config.metrics.record_duration(
+            call.tenant.slug_shared(),
+            &call.request.method,
+            outcome,
+            took,
+        );
         call.span.record("outcome", outcome);
         if let Reply::Error(e) = &reply {
             call.span.record("code", e.code.code());

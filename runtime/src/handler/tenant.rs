@@ -271,6 +271,11 @@ impl Tenant {
         self.slug.clone()
     }
 
+    /// The slug, shared, borrowed: for a caller that clones it only when it must.
+    pub fn slug_shared(&self) -> &Arc<str> {
+        &self.slug
+    }
+
     /// The configuration now: one atomic load. Take it once per request.
     pub fn view(&self) -> Arc<TenantView> {
         self.view.load_full()
