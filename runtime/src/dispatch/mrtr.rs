@@ -280,34 +280,35 @@ fn arguments_of(arguments: Option<Value>) -> Result<Map<String, Value>, McpError
 
 /// The handler a request targets, found and checked, with what it runs on. An enum rather
 /// than a boxed closure, so that running it allocates nothing beyond the handler's own
-/// future: [`HandlerRun::run`] is awaited inside the round's future.
-enum HandlerRun {
-    Tool(Arc<dyn Tool>, Arguments),
-    Prompt(Arc<dyn Prompt>, Arguments),
-    Resource(Arc<dyn Resource>),
-    Template(Arc<dyn ResourceTemplate>, String, TemplateVars),
+/// future: [`HandlerRun::run`] is awaited inside the round's future. It borrows the handler
+/// from the call's catalog, which outlives the run: no reference count per request.
+enum HandlerRun<'a> {
+    Tool(&'a dyn Tool, Arguments),
+    Prompt(&'a dyn Prompt, Arguments),
+    Resource(&'a dyn Resource),
+    Template(&'a dyn ResourceTemplate, &'a str, TemplateVars),
 }
 
-impl HandlerRun {
+impl HandlerRun<'_> {
     async fn run(self, ctx: Context) -> Result<Outcome<Completed>, HandlerError> {
         match self {
             Self::Tool(tool, args) => map_outcome(tool.call(ctx, args).await, Completed::Tool),
             Self::Prompt(prompt, args) => map_outcome(prompt.get(ctx, args).await, object),
             Self::Resource(resource) => map_outcome(resource.read(ctx).await, object),
             Self::Template(template, uri, vars) => {
-                map_outcome(template.read(ctx, &uri, vars).await, object)
+                map_outcome(template.read(ctx, uri, vars).await, object)
             }
         }
     }
 }
 
 /// Finds the handler and checks what can be checked before running it.
-fn prepare(
+fn prepare<'a>(
     method: &str,
-    catalog: &Arc<Catalog>,
-    target: &str,
+    catalog: &'a Catalog,
+    target: &'a str,
     args: Arguments,
-) -> Result<HandlerRun, McpError> {
+) -> Result<HandlerRun<'a>, McpError> {
     let offered = match method {
         "tools/call" => catalog.has_tools(),
         "prompts/get" => catalog.has_prompts(),
@@ -321,7 +322,7 @@ fn prepare(
             let (tool, _) = catalog
                 .tool(target)
                 .ok_or_else(|| McpError::invalid_params(format!("Unknown tool: {target}")))?;
-            Ok(HandlerRun::Tool(tool.clone(), args))
+            Ok(HandlerRun::Tool(tool.as_ref(), args))
         }
         "prompts/get" => {
             let prompt = catalog
@@ -336,20 +337,16 @@ fn prepare(
                     "Missing required argument '{missing}' for prompt {target}"
                 )));
             }
-            Ok(HandlerRun::Prompt(prompt.clone(), args))
+            Ok(HandlerRun::Prompt(prompt.as_ref(), args))
         }
         _ => {
             if let Some(resource) = catalog.resource(target) {
-                return Ok(HandlerRun::Resource(resource.clone()));
+                return Ok(HandlerRun::Resource(resource.as_ref()));
             }
             let (template, vars) = catalog
                 .template_for(target)
                 .ok_or_else(|| McpError::resource_not_found(target))?;
-            Ok(HandlerRun::Template(
-                template.clone(),
-                target.to_owned(),
-                vars,
-            ))
+            Ok(HandlerRun::Template(template.as_ref(), target, vars))
         }
     }
 }
