@@ -137,38 +137,58 @@ async fn guarded(
         return Reply::Cancelled;
     }
     let cancel = call.cancel.clone();
-    // Named in the logs below: the request's span may be off (debug) at the log level.
-    let tenant = call.tenant.slug_arc();
-    let mut work = std::pin::pin!(AssertUnwindSafe(route(call, protection, config)).catch_unwind());
-    // The work's first poll on its own: most requests complete there, and then they need
-    // neither a timer (a clock read, a timer entry made and dropped) nor a waiter on the
-    // cancellation (registered with its `Notify` under that one's lock, and removed). A
-    // request cancelled before it began was answered above.
-    let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
-    let ran = match first {
-        Poll::Ready(ran) => ran,
-        // Boxed: the timer and the cancellation's waiter would otherwise be part of every
-        // request's future (the dispatch future, which is copied into its box per request).
-        Poll::Pending => {
-            let left = timeout.saturating_sub(admitted.elapsed());
-            match Box::pin(wait_for(work, left, &cancel, config, &tenant)).await {
-                Ok(ran) => ran,
-                Err(reply) => return reply,
+    // In a block of its own, so that the work (which holds the call) is gone when the outcome
+    // is logged below, and the log can name the call's tenant without a copy kept for it.
+    let ran = {
+        let mut work =
+            std::pin::pin!(AssertUnwindSafe(route(call, protection, config)).catch_unwind());
+        // The work's first poll on its own: most requests complete there, and then they need
+        // neither a timer (a clock read, a timer entry made and dropped) nor a waiter on the
+        // cancellation (registered with its `Notify` under that one's lock, and removed). A
+        // request cancelled before it began was answered above.
+        let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+        match first {
+            Poll::Ready(ran) => Ok(ran),
+            // Boxed: the timer and the cancellation's waiter would otherwise be part of every
+            // request's future (the dispatch future, which is copied into its box per request).
+            Poll::Pending => {
+                let left = timeout.saturating_sub(admitted.elapsed());
+                Box::pin(wait_for(work, left, &cancel, config)).await
             }
         }
     };
-    ran.unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned());
-        tracing::error!(
-            tenant = tenant.as_ref(),
-            panic = what.as_deref().unwrap_or("<non-string panic>"),
-            "handler panicked"
-        );
-        Reply::Error(McpError::internal("Internal error"))
-    })
+    match ran {
+        Ok(Ok(reply)) => reply,
+        Ok(Err(panic)) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned());
+            tracing::error!(
+                tenant = call.tenant.slug(),
+                panic = what.as_deref().unwrap_or("<non-string panic>"),
+                "handler panicked"
+            );
+            Reply::Error(McpError::internal("Internal error"))
+        }
+        Err(Unfinished::TimedOut) => {
+            tracing::warn!(
+                tenant = call.tenant.slug(),
+                timeout_ms = config.request_timeout.as_millis() as u64,
+                "request timed out"
+            );
+            Reply::Error(McpError::internal("Internal error: request timed out"))
+        }
+        Err(Unfinished::Cancelled) => Reply::Cancelled,
+    }
+}
+
+/// Why a call that did not complete at its first poll did not complete.
+enum Unfinished {
+    /// Its timeout passed.
+    TimedOut,
+    /// Its client went away (it had a short grace to clean up).
+    Cancelled,
 }
 
 /// The rest of a call that did not complete at its first poll: for at most `left`, what
@@ -179,23 +199,15 @@ async fn wait_for<F: Future>(
     left: Duration,
     cancel: &Cancellation,
     config: &RuntimeConfig,
-    tenant: &str,
-) -> Result<F::Output, Reply> {
+) -> Result<F::Output, Unfinished> {
     tokio::select! {
         biased;
-        r = tokio::time::timeout(left, work.as_mut()) => r.map_err(|_| {
-            tracing::warn!(
-                tenant,
-                timeout_ms = config.request_timeout.as_millis() as u64,
-                "request timed out"
-            );
-            Reply::Error(McpError::internal("Internal error: request timed out"))
-        }),
+        r = tokio::time::timeout(left, work.as_mut()) => r.map_err(|_| Unfinished::TimedOut),
         _ = cancel.cancelled() => {
             // The client is gone. The handler may still be cleaning up after
             // `ctx.cancelled()`: give it a short grace, discard what it returns, drop it.
             let _ = tokio::time::timeout(config.cancel_grace, work.as_mut()).await;
-            Err(Reply::Cancelled)
+            Err(Unfinished::Cancelled)
         }
     }
 }
