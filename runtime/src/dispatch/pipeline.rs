@@ -59,11 +59,17 @@ macro_rules! mcp_span {
 /// A plain function returning the instrumented future, not an `async fn`: an `async fn`
 /// would keep its arguments in its own state beside the copy the future moves in, and a
 /// legacy flow holds this future for as long as its user takes to answer.
-pub(crate) fn dispatch(
+///
+/// `config` is the runtime's config as its caller holds it: a worker's own copy behind an
+/// `Rc` (taken per request with no atomic operation) or the process's `Arc`.
+pub(crate) fn dispatch<C>(
     mut call: Call,
     protection: Protection,
-    config: Arc<RuntimeConfig>,
-) -> impl Future<Output = Reply> {
+    config: C,
+) -> impl Future<Output = Reply>
+where
+    C: std::ops::Deref<Target = RuntimeConfig>,
+{
     // With an audit log every call is recorded there: the span (and the `request done` line in
     // it) is then debug, so the default log level pays nothing per request for it.
     let span = if config.audit.is_some() {
@@ -82,17 +88,18 @@ pub(crate) fn dispatch(
     // cheaper than asking the subscriber for the current span at each record.
     call.span = span.clone();
     async move {
+        let config = &*config;
         let started = Instant::now();
-        let audit = Audit::begin(&call, &config);
+        let audit = Audit::begin(&call, config);
         // When the request was admitted: its timeout counts from then, as it always has (a
         // verdict awaited from the shared limits is not the handler's time).
-        let admitted = match admit(&call, &config) {
+        let admitted = match admit(&call, config) {
             Admission::Admitted => Ok(started),
             Admission::Refused(refusal) => Err(refusal),
             Admission::Pending(verdict) => verdict.await.map(|()| Instant::now()),
         };
         let reply = match admitted {
-            Ok(admitted) => guarded(&mut call, &protection, &config, admitted, timeout).await,
+            Ok(admitted) => guarded(&mut call, &protection, config, admitted, timeout).await,
             Err(Refusal::OverLimit(wait)) => {
                 config.metrics.record_rate_limited(call.tenant.slug_arc());
                 Reply::Error(McpError::rate_limited(wait))

@@ -53,7 +53,10 @@ pub(crate) struct WorkerState(Rc<Shared>);
 
 #[derive(Debug)]
 struct Shared {
-    config: Arc<RuntimeConfig>,
+    /// The worker's own copy of the runtime config: a request takes it with a reference count
+    /// that is not atomic (an `Arc`'s count, taken and given back per request, is two atomic
+    /// operations on a line every worker shares).
+    config: Rc<RuntimeConfig>,
     /// `None` when this worker does not seal.
     key_manager: Option<Addr<KeyManager>>,
     /// Where a sealed request reaches the KeyManager: made once, shared by every request's
@@ -78,7 +81,7 @@ impl WorkerState {
             })
         });
         Self(Rc::new(Shared {
-            config,
+            config: Rc::new(RuntimeConfig::clone(&config)),
             key_manager,
             rotation,
             rings: RefCell::new(rings),
