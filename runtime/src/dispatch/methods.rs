@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::call::Call;
 use super::reply::{Following, Listen};
+use crate::budget::Account;
 use crate::handler::{Catalog, TenantView};
 use crate::protocol::result::{to_object, Completion};
 use crate::protocol::{Era, McpError, ProtocolVersion};
@@ -225,7 +226,8 @@ pub(crate) fn listen(call: &Call) -> Result<Listen, McpError> {
     };
     Ok(Listen::new(
         call.request.id.clone(),
-        call.tenant.subscribe(),
+        call.tenant.clone(),
+        Account::of(&call.tenant, call.principal.id_arc(), call.client),
         following,
     ))
 }

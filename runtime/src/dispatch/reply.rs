@@ -3,13 +3,14 @@
 //! keeps open and renders each change through.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 use tokio::sync::broadcast;
 
 use super::stamp;
-use crate::budget::Charge;
-use crate::handler::ListChanged;
+use crate::budget::{Account, Charge};
+use crate::handler::{ListChanged, Tenant};
 use crate::protocol::meta::SUBSCRIPTION_ID;
 use crate::protocol::result::StampedResult;
 use crate::protocol::{Era, McpError, RequestId, ResultType};
@@ -69,11 +70,17 @@ impl Reply {
     }
 }
 
-/// An accepted `subscriptions/listen`: what was honoured and the tenant's change feed.
+/// An accepted `subscriptions/listen`: what was honoured and the tenant's change feed, with
+/// whose stream it is. It carries its tenant and its account itself, so that a transport
+/// keeps neither for every other request on the chance that it is a listen.
 #[derive(Debug)]
 pub(crate) struct Listen {
     pub(crate) subscription_id: RequestId,
     pub(crate) events: broadcast::Receiver<ListChanged>,
+    /// The tenant whose changes it follows.
+    pub(crate) tenant: Arc<Tenant>,
+    /// Who the open stream is charged to.
+    pub(crate) account: Account,
     tools: bool,
     prompts: bool,
     resources: bool,
@@ -94,7 +101,8 @@ pub(crate) struct Following {
 impl Listen {
     pub(crate) fn new(
         subscription_id: RequestId,
-        events: broadcast::Receiver<ListChanged>,
+        tenant: Arc<Tenant>,
+        account: Account,
         following: Following,
     ) -> Self {
         let Following {
@@ -105,7 +113,9 @@ impl Listen {
         } = following;
         Self {
             subscription_id,
-            events,
+            events: tenant.subscribe(),
+            tenant,
+            account,
             tools,
             prompts,
             resources,

@@ -43,19 +43,29 @@ use crate::tenancy::AuthError;
 /// `/t/{tenant}/mcp`: a pattern with a segment is matched with `regex-lite`, which cost about
 /// 10k instructions of an echo `tools/call`'s 80k (12%, `bench/instructions.sh`, 2026-12-03;
 /// BENCHMARKS.md), where this match costs a few dozen.
+///
+/// The app's data is borrowed from the request rather than extracted: an extractor clones
+/// each `Data` (an atomic reference count taken and given back per request).
 pub(crate) async fn route(
     req: HttpRequest,
     payload: web::Payload,
-    service: web::Data<McpService>,
-    dispatcher: web::Data<WorkerDispatcher>,
 ) -> Result<HttpResponse, RpcError> {
-    match remote_parent(&req, &service) {
+    let (Some(service), Some(dispatcher)) = (
+        req.app_data::<web::Data<McpService>>(),
+        req.app_data::<web::Data<WorkerDispatcher>>(),
+    ) else {
+        return Err(RpcError::refused(
+            None,
+            McpError::internal("Internal error: the endpoint is not configured"),
+        ));
+    };
+    match remote_parent(&req, service) {
         Some(span) => {
-            answer(req, payload, service, dispatcher)
+            answer(&req, payload, service, dispatcher)
                 .instrument(span)
                 .await
         }
-        None => answer(req, payload, service, dispatcher).await,
+        None => answer(&req, payload, service, dispatcher).await,
     }
 }
 
@@ -68,31 +78,30 @@ fn remote_parent(req: &HttpRequest, service: &McpService) -> Option<tracing::Spa
 
 /// [`route`], under whatever span it set.
 async fn answer(
-    req: HttpRequest,
+    req: &HttpRequest,
     payload: web::Payload,
-    service: web::Data<McpService>,
-    dispatcher: web::Data<WorkerDispatcher>,
+    service: &Arc<McpService>,
+    dispatcher: &WorkerDispatcher,
 ) -> Result<HttpResponse, RpcError> {
     let Some(slug) = tenant_of(req.path()) else {
         return Err(RpcError::not_found());
     };
-    let service = service.into_inner();
     if let Some(forwarder) = &dispatcher.forwarder {
-        if let Some(owner) = forward::owner_of(&req, slug, &service).await {
+        if let Some(owner) = forward::owner_of(req, slug, service).await {
             // Authenticated here too: a request the owner would refuse costs no hop.
-            let (_, principal) = resolve(Headers::of(&req), slug, &service, None)?;
+            let (_, principal) = resolve(Headers::of(req), slug, service, None)?;
             let began = &owner.entry.principal;
             if !began.is_empty() && began != principal.id() {
                 return Err(RpcError::refused(None, McpError::unknown_session()));
             }
-            let client = client_of(&req, &service);
-            return forward::to_owner(owner, &req, client, payload, &service, forwarder).await;
+            let client = client_of(req, service);
+            return forward::to_owner(owner, req, client, payload, service, forwarder).await;
         }
     }
     match *req.method() {
-        Method::POST => post(&req, slug, payload, &service, &dispatcher).await,
-        Method::GET => get(&req, slug, &service).await,
-        Method::DELETE => delete(&req, slug, &service).await,
+        Method::POST => post(req, slug, payload, service, dispatcher).await,
+        Method::GET => get(req, slug, service).await,
+        Method::DELETE => delete(req, slug, service).await,
         _ => Err(RpcError::method_not_allowed()),
     }
 }
@@ -204,7 +213,7 @@ async fn handle(
             Some(sid) => {
                 let found = legacy::session(headers, sid, &tenant, &principal, service)
                     .map_err(|r| r.with_id(&request.id))?;
-                let answered = legacy::request(headers, request, found, tenant, principal, service);
+                let answered = legacy::request(headers, request, found, principal, service);
                 Ok(Box::pin(answered).await)
             }
             None if legacy::names_legacy_version(headers) => Err(RpcError::refused(
@@ -358,36 +367,28 @@ async fn modern(
     // past the await that its move into the pipeline begins.
     let Checked {
         id,
-        tenant,
         call,
         notifications,
         in_flight,
-        principal_id,
-        client,
     } = Checked::new(headers, request, caller, service)?;
-    let admit = {
-        let (service, tenant) = (service.clone(), tenant.clone());
-        move |reply| match reply {
-            Reply::Listen(listen) => {
-                let account = Account::of(&tenant, principal_id, client);
-                admit_listen(listen, &account, &service)
-            }
-            reply => reply,
-        }
-    };
     Ok(match notifications {
         None => {
-            let reply = admit(dispatcher.state.run(call).await);
+            let reply = admit(dispatcher.state.run(call).await, service);
             in_flight.finish();
-            reply::frame(service, &id, reply, &tenant, Era::Modern)
+            reply::frame(service, &id, reply, Era::Modern)
         }
         Some(rx) => {
+            let admitting = service.clone();
             reply::respond(
                 service.clone(),
-                tenant,
                 id,
                 Era::Modern,
-                Box::pin(dispatcher.state.run_streamed(call).map(admit)),
+                Box::pin(
+                    dispatcher
+                        .state
+                        .run_streamed(call)
+                        .map(move |reply| admit(reply, &admitting)),
+                ),
                 rx,
                 in_flight,
             )
@@ -405,29 +406,28 @@ async fn modern(
 /// and `modern` moving the call without borrowing it, each future from actix's handler down
 /// is 424 bytes smaller (`modern`'s 1,040 bytes became 616, `route`'s 1,864 became 1,440:
 /// `-Zprint-type-sizes` on nightly).
-struct Checked {
+///
+/// It keeps nothing of the caller beside the call: a listen stream, the one reply that needs
+/// its tenant and its account, carries them (made by the pipeline, for that request only).
+/// Kept here, they were two reference counts taken and given back on every request.
+struct Checked<'a> {
     id: RequestId,
-    tenant: Arc<Tenant>,
     call: Call,
     /// The notifications' receiver, when they travel on SSE.
     notifications: Option<Receiver<Box<OutgoingMessage>>>,
-    in_flight: InFlight,
-    /// Who a listen stream is charged to: its principal's id, and the client's address.
-    principal_id: Arc<str>,
-    client: Option<IpAddr>,
+    in_flight: InFlight<'a>,
 }
 
-impl Checked {
+impl<'a> Checked<'a> {
     fn new(
         headers: Headers<'_>,
         mut request: Request,
         (tenant, principal, client): (Arc<Tenant>, Principal, Option<IpAddr>),
-        service: &Arc<McpService>,
-    ) -> Result<Checked, RpcError> {
+        service: &'a Arc<McpService>,
+    ) -> Result<Checked<'a>, RpcError> {
         let id = request.id.clone();
         let refused = |e| RpcError::refused(Some(&id), e);
-        let principal_id = principal.id_arc();
-        let caller = Caller::new(tenant.clone(), principal).calling_from(client);
+        let caller = Caller::new(tenant, principal).calling_from(client);
         let mcp_headers = headers.mcp().map_err(refused)?;
         let envelope = envelope::check_modern(
             &mut request,
@@ -443,17 +443,22 @@ impl Checked {
             .filter(|_| headers.accepts_sse())
             .unzip();
         let cancel = Cancellation::new();
-        let in_flight = InFlight::new(cancel.clone(), service.clone());
+        let in_flight = InFlight::new(cancel.clone(), service);
         let call = Call::modern(caller, request, envelope, notifier, cancel);
         Ok(Checked {
             id,
-            tenant,
             call,
             notifications,
             in_flight,
-            principal_id,
-            client,
         })
+    }
+}
+
+/// A listen stream's admission ([`admit_listen`]); any other reply as it is.
+fn admit(reply: Reply, service: &McpService) -> Reply {
+    match reply {
+        Reply::Listen(listen) => admit_listen(listen, service),
+        reply => reply,
     }
 }
 
@@ -462,7 +467,8 @@ impl Checked {
 /// and their byte budgets ([`figures::LISTEN_STREAM`] and [`figures::listen_uri`] of each URI).
 /// Otherwise its refusal.
 /// The charges go with the stream and are given back when it closes.
-fn admit_listen(mut listen: Listen, account: &Account, service: &McpService) -> Reply {
+fn admit_listen(mut listen: Listen, service: &McpService) -> Reply {
+    let account = &listen.account;
     let bytes = figures::LISTEN_STREAM
         + listen
             .uris()

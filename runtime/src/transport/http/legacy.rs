@@ -93,7 +93,6 @@ pub(crate) async fn request(
     headers: Headers<'_>,
     request: Request,
     found: Found,
-    tenant: Arc<Tenant>,
     principal: Principal,
     service: &Arc<McpService>,
 ) -> HttpResponse {
@@ -105,7 +104,7 @@ pub(crate) async fn request(
         (None, None)
     };
     let cancel = Cancellation::new();
-    let in_flight = InFlight::new(cancel.clone(), service.clone());
+    let in_flight = InFlight::new(cancel.clone(), service);
     let reply = deliver(&found.addr, request, principal, notifier, cancel);
     // A session that stopped after it was found is as gone as one never found.
     let reply = async move { reply.await.unwrap_or_else(|_| session_gone()) };
@@ -113,12 +112,11 @@ pub(crate) async fn request(
         None => {
             let reply = reply.await;
             in_flight.finish();
-            reply::frame(service, &id, reply, &tenant, Era::Legacy)
+            reply::frame(service, &id, reply, Era::Legacy)
         }
         Some(rx) => {
             reply::respond(
                 service.clone(),
-                tenant,
                 id,
                 Era::Legacy,
                 Box::pin(reply),

@@ -15,7 +15,7 @@ use super::response::json_body;
 use super::sse::{self, PendingReply};
 use super::McpService;
 use crate::dispatch::Reply;
-use crate::handler::{OutgoingMessage, Tenant};
+use crate::handler::OutgoingMessage;
 use crate::protocol::jsonrpc::result_bytes_sized;
 use crate::protocol::{Era, RequestId};
 
@@ -24,14 +24,13 @@ pub(crate) fn frame(
     service: &Arc<McpService>,
     id: &RequestId,
     reply: Reply,
-    tenant: &Arc<Tenant>,
     era: Era,
 ) -> HttpResponse {
     service.count_reply(&reply);
     match reply {
         Reply::Result(r) => json_body(result_bytes_sized(r.response_size_hint(), id, &r)),
         Reply::Error(e) => RpcError::answering(id, e, era).error_response(),
-        Reply::Listen(listen) => sse::listen_stream(service, tenant.clone(), listen),
+        Reply::Listen(listen) => sse::listen_stream(service, listen),
         // A modern request is cancelled only by its client going away: nobody reads this.
         Reply::Cancelled if era == Era::Modern => HttpResponse::NoContent().finish(),
         // A legacy request cancelled by `notifications/cancelled` (or its session's end) gets
@@ -47,12 +46,11 @@ pub(crate) fn frame(
 /// since the request failed anyway.
 pub(crate) async fn respond(
     service: Arc<McpService>,
-    tenant: Arc<Tenant>,
     id: RequestId,
     era: Era,
     mut reply: PendingReply,
     mut rx: Receiver<Box<OutgoingMessage>>,
-    in_flight: InFlight,
+    in_flight: InFlight<'_>,
 ) -> HttpResponse {
     let mut pending = VecDeque::new();
     tokio::select! {
@@ -62,14 +60,14 @@ pub(crate) async fn respond(
             sse::drain(&mut rx, &mut pending);
             let keeps_status = matches!(&r, Reply::Error(e) if answer_status(era, e) != StatusCode::OK);
             if pending.is_empty() || keeps_status || matches!(r, Reply::Listen(_)) {
-                frame(&service, &id, r, &tenant, era)
+                frame(&service, &id, r, era)
             } else {
                 sse::replay(service, &id, pending, r)
             }
         }
         Some(n) = rx.recv() => {
             pending.push_back(sse::notification_event(&n));
-            sse::request_stream(service, id, reply, rx, pending, in_flight)
+            sse::request_stream(service, id, reply, rx, pending, in_flight.into_owned())
         }
     }
 }

@@ -26,7 +26,7 @@ use super::response::{sse_event, sse_response, SSE_PING};
 use super::McpService;
 use crate::budget::Charge;
 use crate::dispatch::{Listen, Reply};
-use crate::handler::{ListChanged, OutgoingMessage, Tenant};
+use crate::handler::{ListChanged, OutgoingMessage};
 use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes, result_bytes_sized};
 use crate::protocol::RequestId;
 
@@ -106,7 +106,7 @@ pub(crate) fn request_stream(
     reply: PendingReply,
     rx: Receiver<Box<OutgoingMessage>>,
     pending: VecDeque<Bytes>,
-    in_flight: InFlight,
+    in_flight: InFlight<'static>,
 ) -> HttpResponse {
     struct State {
         service: Arc<McpService>,
@@ -116,7 +116,7 @@ pub(crate) fn request_stream(
         rx_open: bool,
         pending: VecDeque<Bytes>,
         ping: Interval,
-        in_flight: Option<InFlight>,
+        in_flight: Option<InFlight<'static>>,
         _open: OpenStream,
     }
     let state = State {
@@ -160,14 +160,9 @@ pub(crate) fn request_stream(
 /// A `subscriptions/listen` stream: the acknowledgement, then each honoured change, until
 /// the client leaves, or the server shuts down or the stream idles for `streams.listen_idle`
 /// (then the closing result). The stream's charges live in `listen`, and go with the body.
-pub(crate) fn listen_stream(
-    service: &Arc<McpService>,
-    tenant: Arc<Tenant>,
-    listen: Listen,
-) -> HttpResponse {
+pub(crate) fn listen_stream(service: &Arc<McpService>, listen: Listen) -> HttpResponse {
     struct State {
         listen: Listen,
-        tenant: Arc<Tenant>,
         pending: VecDeque<Bytes>,
         done: bool,
         ping: Interval,
@@ -186,7 +181,6 @@ pub(crate) fn listen_stream(
         ping: keepalive(service),
         shutdown: service.shutdown.clone(),
         listen,
-        tenant,
         done: false,
         _open: OpenStream::new(service.clone()),
     };
@@ -235,7 +229,9 @@ pub(crate) fn listen_stream(
         /// as it is at the close, which may have changed since the stream opened.
         fn close(&mut self) {
             self.done = true;
-            let closing = self.listen.closing_result(self.tenant.view().server_info());
+            let closing = self
+                .listen
+                .closing_result(self.listen.tenant.view().server_info());
             let id = &self.listen.subscription_id;
             self.pending.push_back(sse_event(&result_bytes(
                 id,
