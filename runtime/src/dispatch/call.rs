@@ -151,8 +151,9 @@ impl Call {
     }
 
     /// The request's wall-clock time: its audit record's time, and the time its state is
-    /// sealed or opened at. Read from the clock once, the first time it is asked for (a read
-    /// is tens of nanoseconds on a virtual machine, and a sealed round asked it three times).
+    /// opened and claimed at (was the state good when the request came?). Read from the clock
+    /// once, the first time it is asked for: a read is tens of nanoseconds on a virtual
+    /// machine. A state it seals is issued at the time of sealing, not at this one.
     pub(crate) fn now(&self) -> SystemTime {
         *self.now.get_or_init(SystemTime::now)
     }

@@ -5,6 +5,7 @@
 
 use std::cell::OnceCell;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -192,7 +193,15 @@ fn input_required(
         .with_data(serde_json::json!({ "maxRounds": max_rounds })));
     }
     let (requests, state) = ir.into_parts();
-    let sealed = protection.seal(binding, round + 1, state.as_deref(), &requests, call.now())?;
+    // Issued now, not at the request's time: a handler may take long, and the state's
+    // lifetime (as short as a second for a tenant that sets it so) counts from its issue.
+    let sealed = protection.seal(
+        binding,
+        round + 1,
+        state.as_deref(),
+        &requests,
+        SystemTime::now(),
+    )?;
     Ok(InputRequiredResult::new(
         requests,
         sealed,

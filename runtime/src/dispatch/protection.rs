@@ -88,7 +88,7 @@ impl Protection {
             Protection::Sealed { policy, ring, keys } => {
                 let opened = match sealing::open(ring, policy, binding, token, now) {
                     Err(OpenError::UnknownKey) => {
-                        open_after_refresh(keys, policy, binding, token).await
+                        open_after_refresh(keys, policy, binding, token, now).await
                     }
                     opened => opened,
                 };
@@ -109,7 +109,7 @@ impl Protection {
     }
 
     /// The wire `requestState` for an input-required result asking `requests`, or `None`
-    /// when there is nothing to send, issued at `now` (the request's time). A sealed state
+    /// when there is nothing to send, issued at `now`. A sealed state
     /// also carries the schemas of `requests`' form elicitations, for checking the retry's
     /// answers; a pass-through state cannot.
     pub(crate) fn seal(
@@ -192,6 +192,7 @@ async fn open_after_refresh(
     policy: &SealPolicy,
     binding: &Binding<'_>,
     token: &str,
+    now: SystemTime,
 ) -> Result<Claims, OpenError> {
     let kid = sealing::kid_of(token).ok_or(OpenError::Malformed)?;
     let refreshed = keys
@@ -203,7 +204,7 @@ async fn open_after_refresh(
         })
         .await;
     match refreshed {
-        Ok(Ok(Some(ring))) => sealing::open(&ring, policy, binding, token, SystemTime::now()),
+        Ok(Ok(Some(ring))) => sealing::open(&ring, policy, binding, token, now),
         _ => Err(OpenError::UnknownKey),
     }
 }
