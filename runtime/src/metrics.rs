@@ -86,6 +86,12 @@ thread_local! {
     /// slug; a tenant's few (a method and an outcome each, of one [`Metrics`]) are searched
     /// in a row. A handle is a clone of the family's own histogram, so a scrape sees what
     /// every thread observed. Bounded as the family is: by tenants, methods and outcomes.
+    ///
+    /// A cache, the one mutable global of this module, and per thread rather than in
+    /// [`Metrics`] because `Metrics` is shared by every worker: a lock or a reference count
+    /// taken there per request is what it replaced. Nothing is ever removed; a process has
+    /// one `Metrics` (tests make many, each with its own id), and the family keeps every
+    /// series it made as long as the process anyway.
     static DURATIONS_MADE: RefCell<foldhash::HashMap<Arc<str>, Vec<MadeHistogram>>> =
         RefCell::default();
 }
@@ -170,16 +176,10 @@ impl Metrics {
             .unwrap_or("other");
         let seconds = took.as_secs_f64();
         DURATIONS_MADE.with_borrow_mut(|made| {
-            if !made.contains_key(&**tenant) {
-                made.insert(tenant.clone(), Vec::new());
-            }
-            let Some(made) = made.get_mut(&**tenant) else {
-                return;
-            };
             let same = |m: &&MadeHistogram| {
                 m.metrics == self.id && m.method == method && m.outcome == outcome
             };
-            if let Some(found) = made.iter().find(same) {
+            if let Some(found) = made.get(&**tenant).and_then(|list| list.iter().find(same)) {
                 found.histogram.observe(seconds);
                 return;
             }
@@ -190,7 +190,7 @@ impl Metrics {
             };
             let histogram = self.durations.get_or_create(&labels).clone();
             histogram.observe(seconds);
-            made.push(MadeHistogram {
+            made.entry(tenant.clone()).or_default().push(MadeHistogram {
                 metrics: self.id,
                 method,
                 outcome,

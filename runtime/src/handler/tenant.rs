@@ -272,7 +272,7 @@ impl Tenant {
     }
 
     /// The slug, shared, borrowed: for a caller that clones it only when it must.
-    pub fn slug_shared(&self) -> &Arc<str> {
+    pub(crate) fn slug_shared(&self) -> &Arc<str> {
         &self.slug
     }
 
