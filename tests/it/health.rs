@@ -164,6 +164,32 @@ async fn metrics_count_a_request_whose_client_went_away_as_cancelled() {
 }
 
 #[actix_web::test]
+async fn metrics_count_a_request_stream_whose_client_went_away_as_cancelled_once() {
+    let server = Server::start().await;
+    let before = scrape(&server).await;
+    let probe = server.lab_probe.clone();
+    let mut call = tool_call(1, "wait_cancel", json!({}), json!({}));
+    call["params"]["_meta"]["progressToken"] = json!("c");
+    let mut events = server.post(LAB, &call).open().await;
+    let first = events
+        .next()
+        .await
+        .expect("the progress that opens the stream");
+    assert_eq!(first["method"], "notifications/progress");
+    drop(events);
+    assert!(
+        crate::support::lab::Probe::wait_for(&probe.cancelled).await,
+        "the handler was cancelled"
+    );
+    let series = "roundtrip_mcp_requests_total{outcome=\"cancelled\"}";
+    assert_eq!(
+        metric(&scrape(&server).await, series) - metric(&before, series),
+        1
+    );
+    server.stop().await;
+}
+
+#[actix_web::test]
 async fn metrics_show_the_live_legacy_sessions() {
     let server = Server::start().await;
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

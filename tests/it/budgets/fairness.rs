@@ -1,5 +1,5 @@
-//! Anonymous callers told apart by client address: one address at its session cap or rate
-//! limit does not lock out another; behind a trusted proxy a configured header names the
+//! Anonymous callers told apart by client address: one address at its session cap, listen
+//! cap or rate limit does not lock out another; behind a trusted proxy a configured header names the
 //! client, and from any other peer that header is ignored. And a session counts as used only
 //! after a request (not a notification, not a GET stream).
 
@@ -10,7 +10,7 @@ use awc::http::Method;
 use serde_json::{json, Value};
 
 use crate::support::legacy_client::{initialize_request, legacy_rpc, LEGACY_VERSION};
-use crate::support::{mcp_headers, tool_call, Server, LAB};
+use crate::support::{mcp_headers, rpc, tool_call, Server, LAB};
 
 /// POSTs `body` to the `lab` tenant from a client socket bound to `from`, with `headers`: the
 /// status and the JSON body.
@@ -73,6 +73,55 @@ async fn an_anonymous_address_at_its_session_cap_does_not_lock_out_another_addre
     );
     let (status, body) = initialize_from(&server, "127.0.0.2", &[]).await;
     assert_eq!(status, 200, "another address is another caller: {body}");
+    server.stop().await;
+}
+
+/// A `subscriptions/listen` from `from`: its response, whose stream is held open as long as
+/// the response is.
+async fn listen_from(
+    server: &Server,
+    from: &str,
+) -> awc::ClientResponse<impl futures_util::Stream> {
+    let body = rpc(
+        "listen-1",
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let local: IpAddr = from.parse().expect("an address");
+    let client = awc::Client::builder()
+        .connector(awc::Connector::new().local_address(local))
+        .timeout(Duration::from_secs(20))
+        .finish();
+    let mut req = client
+        .post(server.url(LAB))
+        .insert_header(("content-type", "application/json"))
+        .insert_header(("accept", "application/json, text/event-stream"));
+    for (name, value) in mcp_headers(Some(&body)) {
+        req = req.insert_header((name.as_str(), value.as_str()));
+    }
+    req.send_body(serde_json::to_vec(&body).expect("json"))
+        .await
+        .expect("answered")
+}
+
+#[actix_web::test]
+async fn an_anonymous_address_at_its_listen_cap_does_not_lock_out_another_address() {
+    let server = Server::start_with(|c| c.streams.max_listen_per_caller = 1).await;
+    let held = listen_from(&server, "127.0.0.1").await;
+    assert_eq!(held.status().as_u16(), 200);
+    let refused = listen_from(&server, "127.0.0.1").await;
+    assert_eq!(
+        refused.status().as_u16(),
+        429,
+        "the same address is the same caller"
+    );
+    let other = listen_from(&server, "127.0.0.2").await;
+    assert_eq!(
+        other.status().as_u16(),
+        200,
+        "another address is another caller"
+    );
+    drop((held, other));
     server.stop().await;
 }
 
