@@ -330,7 +330,7 @@ async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig)
         }
         "completion/complete" => methods::complete(call),
         "subscriptions/listen" => {
-            return methods::listen(call).map_or_else(Reply::Error, Reply::Listen)
+            return methods::listen(call).map_or_else(Reply::Error, |l| Reply::Listen(Box::new(l)))
         }
         m if stamp::may_require_input(m) => {
             return round(call, protection, config)

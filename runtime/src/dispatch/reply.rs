@@ -22,8 +22,9 @@ pub(crate) enum Reply {
     Result(StampedResult),
     /// A JSON-RPC error answering the request.
     Error(McpError),
-    /// `subscriptions/listen`: the transport streams.
-    Listen(Listen),
+    /// `subscriptions/listen`: the transport streams. Boxed: a listen is rare and four times
+    /// the size of a result, and every reply is moved several times on its way out.
+    Listen(Box<Listen>),
     /// The client went away, or cancelled the request: nothing is sent.
     Cancelled,
 }

@@ -468,7 +468,7 @@ fn admit(reply: Reply, service: &McpService) -> Reply {
 /// and their byte budgets ([`figures::LISTEN_STREAM`] and [`figures::listen_uri`] of each URI).
 /// Otherwise its refusal.
 /// The charges go with the stream and are given back when it closes.
-fn admit_listen(mut listen: Listen, service: &McpService) -> Reply {
+fn admit_listen(mut listen: Box<Listen>, service: &McpService) -> Reply {
     let account = &listen.account;
     let bytes = figures::LISTEN_STREAM
         + listen

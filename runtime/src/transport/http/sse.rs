@@ -160,9 +160,9 @@ pub(crate) fn request_stream(
 /// A `subscriptions/listen` stream: the acknowledgement, then each honoured change, until
 /// the client leaves, or the server shuts down or the stream idles for `streams.listen_idle`
 /// (then the closing result). The stream's charges live in `listen`, and go with the body.
-pub(crate) fn listen_stream(service: &Arc<McpService>, listen: Listen) -> HttpResponse {
+pub(crate) fn listen_stream(service: &Arc<McpService>, listen: Box<Listen>) -> HttpResponse {
     struct State {
-        listen: Listen,
+        listen: Box<Listen>,
         pending: VecDeque<Bytes>,
         done: bool,
         ping: Interval,

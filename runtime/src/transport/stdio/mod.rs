@@ -334,7 +334,7 @@ impl Server {
                     drop(permit.take());
                     let close = Cancellation::new();
                     let listen_serial = listening.insert(id.clone(), close.clone());
-                    let closing = messages::follow(listen, &tenant, &cancel, &close, &out).await;
+                    let closing = messages::follow(*listen, &tenant, &cancel, &close, &out).await;
                     listening.take(&id, listen_serial);
                     closing.map(|closing| result_bytes(&id, &closing))
                 }
