@@ -12,6 +12,18 @@ use serde_json::{json, Value};
 use crate::support::legacy_client::{initialize_request, legacy_rpc, LEGACY_VERSION};
 use crate::support::{mcp_headers, rpc, tool_call, Server, LAB};
 
+/// A JSON POST to the `lab` tenant from a client socket bound to `from`.
+fn post_request(server: &Server, from: &str) -> awc::ClientRequest {
+    let local: IpAddr = from.parse().expect("an address");
+    awc::Client::builder()
+        .connector(awc::Connector::new().local_address(local))
+        .timeout(Duration::from_secs(20))
+        .finish()
+        .post(server.url(LAB))
+        .insert_header(("content-type", "application/json"))
+        .insert_header(("accept", "application/json, text/event-stream"))
+}
+
 /// POSTs `body` to the `lab` tenant from a client socket bound to `from`, with `headers`: the
 /// status and the JSON body.
 async fn post_from(
@@ -20,15 +32,7 @@ async fn post_from(
     body: &Value,
     headers: &[(String, String)],
 ) -> (u16, Value) {
-    let local: IpAddr = from.parse().expect("an address");
-    let client = awc::Client::builder()
-        .connector(awc::Connector::new().local_address(local))
-        .timeout(Duration::from_secs(20))
-        .finish();
-    let mut req = client
-        .post(server.url(LAB))
-        .insert_header(("content-type", "application/json"))
-        .insert_header(("accept", "application/json, text/event-stream"));
+    let mut req = post_request(server, from);
     for (name, value) in headers {
         req = req.insert_header((name.as_str(), value.as_str()));
     }
@@ -87,15 +91,7 @@ async fn listen_from(
         "subscriptions/listen",
         json!({"notifications": {"toolsListChanged": true}}),
     );
-    let local: IpAddr = from.parse().expect("an address");
-    let client = awc::Client::builder()
-        .connector(awc::Connector::new().local_address(local))
-        .timeout(Duration::from_secs(20))
-        .finish();
-    let mut req = client
-        .post(server.url(LAB))
-        .insert_header(("content-type", "application/json"))
-        .insert_header(("accept", "application/json, text/event-stream"));
+    let mut req = post_request(server, from);
     for (name, value) in mcp_headers(Some(&body)) {
         req = req.insert_header((name.as_str(), value.as_str()));
     }
