@@ -24,7 +24,9 @@
 #        BASE_BIN (a roundtrip binary to measure beside this one, e.g. a build of the previous
 #        commit; adds the base-* targets and the ratios that compare the two builds)
 #        LOG (the servers' log level; unset: `serve`'s default, info)
-# Output: a table on stdout, every driver report and summary.json under $OUT.
+# Output: a table on stdout, every driver report and summary.json under $OUT. Each ratio is
+# printed with a 95% interval of its median over rounds (order statistics: with few rounds it
+# spans them all), and echo / raw and MRTR / echo also by server CPU per request.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -181,8 +183,17 @@ for s in "${!PID[@]}"; do PEAK_KB[$s]=$(awk '$1=="VmHWM:" {print $2}' "/proc/${P
   def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
                      else (.[length / 2 - 1] + .[length / 2]) / 2 end;
   def by($t): map(select(.target == $t)) | first;
-  def ratio($a; $b): if ($a | not) or ($b | not) then null
-     else [range(0; [$a.runs, $b.runs] | map(length) | min)] | map($a.runs[.].rps / $b.runs[.].rps) | median end;
+  # The in-round ratios of $a to $b, by requests a second (or by server CPU per request, $b
+  # over $a, so that more is better either way).
+  def in_round($a; $b): [range(0; [$a.runs, $b.runs] | map(length) | min)] | map($a.runs[.].rps / $b.runs[.].rps);
+  def in_round_cpu($a; $b): [range(0; [$a.runs, $b.runs] | map(length) | min)]
+     | map($b.runs[.].server_cpu_us_per_request / $a.runs[.].server_cpu_us_per_request);
+  def ratio($a; $b): if ($a | not) or ($b | not) then null else in_round($a; $b) | median end;
+  # A 95% interval of the median of these values, from their order statistics (distribution-free,
+  # with the normal approximation of the binomial): whether a run decides a target or not.
+  def interval: sort | length as $n | if $n == 0 then null else
+     ([(($n - 1.96 * ($n | sqrt)) / 2 | floor), 1] | max) as $k | [.[$k - 1], .[$n - $k]] end;
+  def ratio_interval($a; $b): if ($a | not) or ($b | not) then null else in_round($a; $b) | interval end;
   . as $rows |
   { machine: {nproc: $nproc, cpu: $cpu}, connections: $conns, duration: $duration, rounds: $rounds,
     targets: ($rows | map(. + {rps_median: (.runs | map(.rps) | median), p50_ms_median: (.runs | map(.p50_ms) | median),
@@ -200,6 +211,18 @@ for s in "${!PID[@]}"; do PEAK_KB[$s]=$(awk '$1=="VmHWM:" {print $2}' "/proc/${P
       mrtr_vs_base_mrtr: ratio($rows | by("rt-mrtr"); $rows | by("base-mrtr")),
       c1_p50_echo_vs_actix_raw: (if ($rows | by("rt-echo")) and ($rows | by("actix-raw"))
          then ($rows | by("rt-echo")).c1_p50_ms / ($rows | by("actix-raw")).c1_p50_ms else null end)
+    },
+    intervals: {
+      echo_vs_actix_raw: ratio_interval($rows | by("rt-echo"); $rows | by("actix-raw")),
+      mrtr_vs_echo_requests: ratio_interval($rows | by("rt-mrtr"); $rows | by("rt-echo")),
+      base_echo_vs_actix_raw: ratio_interval($rows | by("base-echo"); $rows | by("actix-raw")),
+      base_mrtr_vs_echo_requests: ratio_interval($rows | by("base-mrtr"); $rows | by("base-echo"))
+    },
+    by_server_cpu: {
+      echo_vs_actix_raw: (if ($rows | by("rt-echo")) and ($rows | by("actix-raw"))
+         then in_round_cpu($rows | by("rt-echo"); $rows | by("actix-raw")) | median else null end),
+      mrtr_vs_echo: (if ($rows | by("rt-mrtr")) and ($rows | by("rt-echo"))
+         then in_round_cpu($rows | by("rt-mrtr"); $rows | by("rt-echo")) | median else null end)
     } }' > "$OUT/summary.json"
 
 echo
@@ -210,6 +233,9 @@ jq -r '.targets[] | [.target, (.rps_median|round), (.runs|map(.rps|round)|join("
   awk -F'\t' 'BEGIN{printf "%-10s %8s %-22s %8s %8s %9s %8s %8s %8s %6s\n","target","req/s","per round","p50 ms","p99 ms","c1 p50","us/req","idle KB","peak KB","errors"}
               {printf "%-10s %8s %-22s %8.3f %8.3f %9.3f %8s %8s %8s %6s\n",$1,$2,$3,$4,$5,$6,$7,$8,$9,$10}'
 echo
-jq -r '.ratios | to_entries[] | select(.value != null) | "\(.key) = \(.value * 1000 | round / 1000)"' "$OUT/summary.json"
+jq -r '.intervals as $i | .ratios | to_entries[] | select(.value != null)
+        | "\(.key) = \(.value * 1000 | round / 1000)"
+          + (($i[.key] // null) as $r | if $r then " (95% interval of the median \($r[0] * 1000 | round / 1000)–\($r[1] * 1000 | round / 1000))" else "" end)' "$OUT/summary.json"
+jq -r '.by_server_cpu | to_entries[] | select(.value != null) | "by server CPU per request: \(.key) = \(.value * 1000 | round / 1000)"' "$OUT/summary.json"
 jq -r '.targets[] | select(.target == "rt-echo") | "roundtrip idle RSS = \(.idle_rss_kb) KB"' "$OUT/summary.json"
 echo "(req/s of rt-mrtr counts both rounds; flows/s is half of it. us/req = server CPU per request, user+system.)"
