@@ -187,7 +187,8 @@ for s in "${!PID[@]}"; do PEAK_KB[$s]=$(awk '$1=="VmHWM:" {print $2}' "/proc/${P
   # over $a, so that more is better either way).
   def in_round($a; $b): [range(0; [$a.runs, $b.runs] | map(length) | min)] | map($a.runs[.].rps / $b.runs[.].rps);
   def in_round_cpu($a; $b): [range(0; [$a.runs, $b.runs] | map(length) | min)]
-     | map($b.runs[.].server_cpu_us_per_request / $a.runs[.].server_cpu_us_per_request);
+     | map([$a.runs[.].server_cpu_us_per_request, $b.runs[.].server_cpu_us_per_request])
+     | map(select(all(.[]; type == "number" and . > 0))) | map(.[1] / .[0]);
   def ratio($a; $b): if ($a | not) or ($b | not) then null else in_round($a; $b) | median end;
   # A 95% interval of the median of these values, from their order statistics (distribution-free,
   # with the normal approximation of the binomial): whether a run decides a target or not.
