@@ -12,16 +12,30 @@ use serde_json::{json, Value};
 use crate::support::legacy_client::{initialize_request, legacy_rpc, LEGACY_VERSION};
 use crate::support::{mcp_headers, rpc, tool_call, Server, LAB};
 
-/// A JSON POST to the `lab` tenant from a client socket bound to `from`.
-fn post_request(server: &Server, from: &str) -> awc::ClientRequest {
+/// POSTs `body` as JSON to the `lab` tenant from a client socket bound to `from`, with
+/// `headers`: the response, whose body (a stream, for a listen) is held as long as it is.
+async fn send_from(
+    server: &Server,
+    from: &str,
+    body: &Value,
+    headers: &[(String, String)],
+) -> awc::ClientResponse<
+    impl futures_util::Stream<Item = Result<actix_web::web::Bytes, awc::error::PayloadError>>,
+> {
     let local: IpAddr = from.parse().expect("an address");
-    awc::Client::builder()
+    let mut req = awc::Client::builder()
         .connector(awc::Connector::new().local_address(local))
         .timeout(Duration::from_secs(20))
         .finish()
         .post(server.url(LAB))
         .insert_header(("content-type", "application/json"))
-        .insert_header(("accept", "application/json, text/event-stream"))
+        .insert_header(("accept", "application/json, text/event-stream"));
+    for (name, value) in headers {
+        req = req.insert_header((name.as_str(), value.as_str()));
+    }
+    req.send_body(serde_json::to_vec(body).expect("json"))
+        .await
+        .expect("answered")
 }
 
 /// POSTs `body` to the `lab` tenant from a client socket bound to `from`, with `headers`: the
@@ -32,14 +46,7 @@ async fn post_from(
     body: &Value,
     headers: &[(String, String)],
 ) -> (u16, Value) {
-    let mut req = post_request(server, from);
-    for (name, value) in headers {
-        req = req.insert_header((name.as_str(), value.as_str()));
-    }
-    let mut resp = req
-        .send_body(serde_json::to_vec(body).expect("json"))
-        .await
-        .expect("answered");
+    let mut resp = send_from(server, from, body, headers).await;
     let bytes = resp.body().await.expect("a body");
     let json = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     (resp.status().as_u16(), json)
@@ -91,13 +98,7 @@ async fn listen_from(
         "subscriptions/listen",
         json!({"notifications": {"toolsListChanged": true}}),
     );
-    let mut req = post_request(server, from);
-    for (name, value) in mcp_headers(Some(&body)) {
-        req = req.insert_header((name.as_str(), value.as_str()));
-    }
-    req.send_body(serde_json::to_vec(&body).expect("json"))
-        .await
-        .expect("answered")
+    send_from(server, from, &body, &mcp_headers(Some(&body))).await
 }
 
 #[actix_web::test]
