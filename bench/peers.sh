@@ -183,13 +183,15 @@ for s in "${!PID[@]}"; do PEAK_KB[$s]=$(awk '$1=="VmHWM:" {print $2}' "/proc/${P
   def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
                      else (.[length / 2 - 1] + .[length / 2]) / 2 end;
   def by($t): map(select(.target == $t)) | first;
+  # The runs of $a and $b in each round both ran, paired: [the run of $a, the run of $b].
+  def paired($a; $b): [range(0; [$a.runs, $b.runs] | map(length) | min)] | map([$a.runs[.], $b.runs[.]]);
   # The in-round ratios of $a to $b, by requests a second (or by server CPU per request, $b
-  # over $a, so that more is better either way).
-  def in_round($a; $b): [range(0; [$a.runs, $b.runs] | map(length) | min)] | map($a.runs[.].rps / $b.runs[.].rps);
-  def in_round_cpu($a; $b): [range(0; [$a.runs, $b.runs] | map(length) | min)]
-     | map([$a.runs[.].server_cpu_us_per_request, $b.runs[.].server_cpu_us_per_request])
+  # over $a, so that more is better either way; a round whose CPU was not read is left out).
+  def in_round($a; $b): paired($a; $b) | map(.[0].rps / .[1].rps);
+  def in_round_cpu($a; $b): paired($a; $b) | map(map(.server_cpu_us_per_request))
      | map(select(all(.[]; type == "number" and . > 0))) | map(.[1] / .[0]);
   def ratio($a; $b): if ($a | not) or ($b | not) then null else in_round($a; $b) | median end;
+  def ratio_cpu($a; $b): if ($a | not) or ($b | not) then null else in_round_cpu($a; $b) | median end;
   # A 95% interval of the median of these values, from their order statistics (distribution-free,
   # with the normal approximation of the binomial): whether a run decides a target or not.
   def interval: sort | length as $n | if $n == 0 then null else
@@ -220,10 +222,8 @@ for s in "${!PID[@]}"; do PEAK_KB[$s]=$(awk '$1=="VmHWM:" {print $2}' "/proc/${P
       base_mrtr_vs_echo_requests: ratio_interval($rows | by("base-mrtr"); $rows | by("base-echo"))
     },
     by_server_cpu: {
-      echo_vs_actix_raw: (if ($rows | by("rt-echo")) and ($rows | by("actix-raw"))
-         then in_round_cpu($rows | by("rt-echo"); $rows | by("actix-raw")) | median else null end),
-      mrtr_vs_echo: (if ($rows | by("rt-mrtr")) and ($rows | by("rt-echo"))
-         then in_round_cpu($rows | by("rt-mrtr"); $rows | by("rt-echo")) | median else null end)
+      echo_vs_actix_raw: ratio_cpu($rows | by("rt-echo"); $rows | by("actix-raw")),
+      mrtr_vs_echo: ratio_cpu($rows | by("rt-mrtr"); $rows | by("rt-echo"))
     } }' > "$OUT/summary.json"
 
 echo
