@@ -61,14 +61,22 @@ fi
 [[ -z $BASE_BIN || -x $BASE_BIN ]] || { log "BASE_BIN=$BASE_BIN is not an executable"; exit 1; }
 OUT=$(mktemp -d)
 
+# under_callgrind NAME ARGV...: starts ARGV in the background under callgrind, instrumentation
+# off, as `serve` starts by default (its own store, the demo key); $! is its pid.
+under_callgrind() {
+  local name=$1
+  shift
+  env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_DATA_DIR="$OUT/data-$name" ${LOG:+ROUNDTRIP_LOG=$LOG} \
+    valgrind --tool=callgrind --instr-atstart=no \
+    --callgrind-out-file="$OUT/$name.cg" "$@" > "$OUT/$name.log" 2>&1 &
+}
+
 # count NAME PORT PATH MODE ARGV...: prints "NAME total memset requests sha256"
 count() {
   local name=$1 port=$2 path=$3 mode=$4 vp url _
   shift 4
   url=http://127.0.0.1:$port$path
-  env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_DATA_DIR="$OUT/data-$name" ${LOG:+ROUNDTRIP_LOG=$LOG} \
-    valgrind --tool=callgrind --instr-atstart=no \
-    --callgrind-out-file="$OUT/$name.cg" "$@" > "$OUT/$name.log" 2>&1 &
+  under_callgrind "$name" "$@"
   vp=$!
   for _ in $(seq 120); do
     "$RT_BIN" bench --url "$url" --key $KEY --mode "$mode" -c 1 --duration 100ms --warmup 0s \
@@ -111,10 +119,7 @@ count_wrk() {
       MCP_NAME=test_input_required_result_request_state
       EXPECT1='"resultType":"input_required"' EXPECT2='"resultType":"complete"')
   fi
-  env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_DATA_DIR="$OUT/data-$name" ${LOG:+ROUNDTRIP_LOG=$LOG} \
-    valgrind --tool=callgrind --instr-atstart=no \
-    --callgrind-out-file="$OUT/$name.cg" "$RT_BIN" serve --listen 127.0.0.1:$port --workers 1 \
-    > "$OUT/$name.log" 2>&1 &
+  under_callgrind "$name" "$RT_BIN" serve --listen 127.0.0.1:$port --workers 1
   vp=$!
   for _ in $(seq 120); do
     curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break

@@ -190,13 +190,15 @@ for s in "${!PID[@]}"; do PEAK_KB[$s]=$(awk '$1=="VmHWM:" {print $2}' "/proc/${P
   def in_round($a; $b): paired($a; $b) | map(.[0].rps / .[1].rps);
   def in_round_cpu($a; $b): paired($a; $b) | map(map(.server_cpu_us_per_request))
      | map(select(all(.[]; type == "number" and . > 0))) | map(.[1] / .[0]);
-  def ratio($a; $b): if ($a | not) or ($b | not) then null else in_round($a; $b) | median end;
-  def ratio_cpu($a; $b): if ($a | not) or ($b | not) then null else in_round_cpu($a; $b) | median end;
+  # f of $a and $b when both targets ran, otherwise null.
+  def both($a; $b; f): if ($a | not) or ($b | not) then null else f end;
+  def ratio($a; $b): both($a; $b; in_round($a; $b) | median);
+  def ratio_cpu($a; $b): both($a; $b; in_round_cpu($a; $b) | median);
   # A 95% interval of the median of these values, from their order statistics (distribution-free,
   # with the normal approximation of the binomial): whether a run decides a target or not.
   def interval: sort | length as $n | if $n == 0 then null else
      ([(($n - 1.96 * ($n | sqrt)) / 2 | floor), 1] | max) as $k | [.[$k - 1], .[$n - $k]] end;
-  def ratio_interval($a; $b): if ($a | not) or ($b | not) then null else in_round($a; $b) | interval end;
+  def ratio_interval($a; $b): both($a; $b; in_round($a; $b) | interval);
   . as $rows |
   { machine: {nproc: $nproc, cpu: $cpu}, connections: $conns, duration: $duration, rounds: $rounds,
     targets: ($rows | map(. + {rps_median: (.runs | map(.rps) | median), p50_ms_median: (.runs | map(.p50_ms) | median),
