@@ -649,6 +649,32 @@ pub(crate) fn result_bytes_sized<R: Serialize + ?Sized>(
     }
 }
 
+/// Whether `s` is written into JSON as it is: no `"`, no `\\` and no control character. Every
+/// byte is looked at, without an early exit, so that the loop is vectorised.
+pub(crate) fn needs_no_escape(s: &str) -> bool {
+    s.bytes().fold(true, |plain, b| {
+        plain & (b >= 0x20) & (b != b'"') & (b != b'\\')
+    })
+}
+
+/// Appends `"name":` and its value, JSON already written (in `parts`, in order), as the last
+/// member of the result in `out`, a success response as [`result_bytes_sized`] writes it
+/// (`…}}`). `name` must need no escape ([`needs_no_escape`]). Anything else in `out` (the
+/// empty buffer of a failed serialisation) is left as it is.
+pub(crate) fn append_result_member(out: &mut Vec<u8>, name: &str, parts: &[&str]) {
+    debug_assert!(needs_no_escape(name));
+    if !out.ends_with(b"}}") {
+        return;
+    }
+    out.truncate(out.len() - 2);
+    if !out.ends_with(b"{") {
+        out.push(b',');
+    }
+    for part in ["\"", name, "\":"].iter().chain(parts).chain(&["}}"]) {
+        out.extend_from_slice(part.as_bytes());
+    }
+}
+
 /// Serialises an error response; `id` is left out only when the request's id was unreadable.
 pub(crate) fn error_bytes(id: Option<&RequestId>, error: &McpError) -> Vec<u8> {
     serde_json::to_vec(&ErrorMessage {
@@ -689,6 +715,8 @@ pub(crate) fn request_bytes(id: &RequestId, method: &str, params: &Value) -> Vec
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn err(body: &str) -> Malformed {
@@ -1010,5 +1038,40 @@ mod tests {
     fn an_escaped_jsonrpc_version_is_the_same_string() {
         let body = br#"{"jsonrpc":"2\u002e0","id":1,"method":"x"}"#;
         assert!(matches!(Incoming::parse(body), Ok(Incoming::Request(_))));
+    }
+
+    #[test]
+    fn only_quotes_backslashes_and_control_characters_need_escaping() {
+        let plain = "v2.kid-_.AZaz09 ~/é\u{7f}";
+        assert!(needs_no_escape(plain));
+        assert!(needs_no_escape(&plain.repeat(40)));
+        for escaped in ['"', '\\', '\n', '\u{0}', '\u{1f}'] {
+            let long = format!("{}{escaped}{}", "a".repeat(70), "b".repeat(70));
+            assert!(!needs_no_escape(&long), "{escaped:?}");
+        }
+    }
+
+    #[test]
+    fn a_member_appended_to_a_result_is_its_last_member() {
+        let id = RequestId::Number(3.into());
+        for (result, expected) in [
+            (json!({}), json!({"s": "t"})),
+            (json!({"a": {}}), json!({"a": {}, "s": "t"})),
+        ] {
+            let mut out = result_bytes(&id, &result);
+            append_result_member(&mut out, "s", &["\"", "t", "\""]);
+            let written: Value = serde_json::from_slice(&out).expect("json");
+            assert_eq!(
+                written,
+                json!({"jsonrpc": "2.0", "id": 3, "result": expected})
+            );
+        }
+    }
+
+    #[test]
+    fn nothing_is_appended_to_a_serialisation_that_failed() {
+        let mut out = Vec::new();
+        append_result_member(&mut out, "s", &["\"t\""]);
+        assert!(out.is_empty());
     }
 }

@@ -16,7 +16,6 @@ use super::sse::{self, PendingReply};
 use super::McpService;
 use crate::dispatch::Reply;
 use crate::handler::OutgoingMessage;
-use crate::protocol::jsonrpc::result_bytes_sized;
 use crate::protocol::{Era, RequestId};
 
 /// Frames a reply that came without notifications before it.
@@ -28,7 +27,7 @@ pub(crate) fn frame(
 ) -> HttpResponse {
     service.count_reply(&reply);
     match reply {
-        Reply::Result(r) => json_body(result_bytes_sized(r.response_size_hint(), id, &r)),
+        Reply::Result(r) => json_body(r.response_bytes(id)),
         Reply::Error(e) => RpcError::answering(id, e, era).error_response(),
         Reply::Listen(listen) => sse::listen_stream(service, listen),
         // A modern request is cancelled only by its client going away: nobody reads this.

@@ -27,7 +27,7 @@ use super::McpService;
 use crate::budget::Charge;
 use crate::dispatch::{Listen, Reply};
 use crate::handler::{ListChanged, OutgoingMessage};
-use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes, result_bytes_sized};
+use crate::protocol::jsonrpc::{error_bytes, notification_bytes, result_bytes};
 use crate::protocol::RequestId;
 
 /// A reply still to come.
@@ -69,11 +69,7 @@ pub(crate) fn drain(rx: &mut Receiver<Box<OutgoingMessage>>, pending: &mut VecDe
 fn final_event(service: &McpService, id: &RequestId, reply: Reply) -> Option<Bytes> {
     service.count_reply(&reply);
     match reply {
-        Reply::Result(r) => Some(sse_event(&result_bytes_sized(
-            r.response_size_hint(),
-            id,
-            &r,
-        ))),
+        Reply::Result(r) => Some(sse_event(&r.response_bytes(id))),
         Reply::Error(e) => Some(sse_event(&error_bytes(Some(id), &e))),
         Reply::Cancelled | Reply::Listen(_) => None,
     }

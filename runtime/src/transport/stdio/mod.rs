@@ -59,7 +59,7 @@ use crate::legacy::bridge::Answer;
 use crate::legacy::session::{deliver, End, Notify};
 use crate::legacy::{handshake, Legacy, Session, SessionId, SessionOn};
 use crate::protocol::error::ErrorCode;
-use crate::protocol::jsonrpc::{error_bytes, result_bytes, result_bytes_sized, Malformed};
+use crate::protocol::jsonrpc::{error_bytes, result_bytes, Malformed};
 use crate::protocol::meta::legacy_progress_token;
 use crate::protocol::{Incoming, McpError, ProtocolVersion, Request, RequestId};
 
@@ -317,7 +317,7 @@ impl Server {
             let mut permit = Some(permit);
             let reply = messages::pump(reply, rx, &out, &mut permit).await;
             let answer = match reply {
-                Reply::Result(r) => Some(result_bytes_sized(r.response_size_hint(), &id, &r)),
+                Reply::Result(r) => Some(r.response_bytes(&id)),
                 Reply::Error(e) => Some(error_bytes(Some(&id), &e)),
                 Reply::Listen(_) if listening.len() >= max_listens => {
                     let e = McpError::new(
