@@ -649,8 +649,8 @@ pub(crate) fn result_bytes_sized<R: Serialize + ?Sized>(
     }
 }
 
-/// Whether `s` is written into JSON as it is: no `"`, no `\\` and no control character. Every
-/// byte is looked at, without an early exit, so that the loop is vectorised.
+/// Whether `s` is written into JSON as it is: no `"`, no `\` and no control character. Every
+/// byte is looked at, without an early exit, so that the loop can be vectorised.
 pub(crate) fn needs_no_escape(s: &str) -> bool {
     s.bytes().fold(true, |plain, b| {
         plain & (b >= 0x20) & (b != b'"') & (b != b'\\')
