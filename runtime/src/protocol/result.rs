@@ -67,30 +67,36 @@ impl<'de> Deserialize<'de> for ResultType {
 /// An input-required result (SEP-2322), stamped: `resultType`, the input requests, the
 /// sealed state and the server's `_meta`. Typed rather than a JSON object so it goes
 /// straight to bytes, each input request as it was serialised when built.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct InputRequiredResult {
     result_type: ResultType,
-    #[serde(skip_serializing_if = "InputRequests::is_empty")]
     input_requests: InputRequests,
-    #[serde(skip_serializing_if = "Option::is_none")]
     request_state: Option<String>,
-    #[serde(rename = "_meta")]
     meta: ServerMeta,
 }
 
-/// The members of an input-required result that come before its state.
+/// Its head, then `requestState` unless there is none, then `_meta`.
+impl Serialize for InputRequiredResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("InputRequiredResult", 4)?;
+        self.serialize_head(&mut out)?;
+        match &self.request_state {
+            Some(state) => out.serialize_field("requestState", state)?,
+            None => out.skip_field("requestState")?,
+        }
+        out.serialize_field("_meta", &self.meta)?;
+        out.end()
+    }
+}
+
+/// An input-required result's head alone: what a response writes through serde_json before
+/// it copies the state and `_meta` in ([`InputRequiredResult::response_bytes`]).
 struct Head<'a>(&'a InputRequiredResult);
 
 impl Serialize for Head<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut out = serializer.serialize_struct("InputRequiredResult", 2)?;
-        out.serialize_field("resultType", &self.0.result_type)?;
-        if self.0.input_requests.is_empty() {
-            out.skip_field("inputRequests")?;
-        } else {
-            out.serialize_field("inputRequests", &self.0.input_requests)?;
-        }
+        self.0.serialize_head(&mut out)?;
         out.end()
     }
 }
@@ -237,6 +243,16 @@ impl InputRequiredResult {
                 out
             }
             _ => result_bytes_sized(capacity, id, self),
+        }
+    }
+
+    /// The members before its state: `resultType`, and the requests unless there are none.
+    fn serialize_head<S: SerializeStruct>(&self, out: &mut S) -> Result<(), S::Error> {
+        out.serialize_field("resultType", &self.result_type)?;
+        if self.input_requests.is_empty() {
+            out.skip_field("inputRequests")
+        } else {
+            out.serialize_field("inputRequests", &self.input_requests)
         }
     }
 
@@ -442,6 +458,18 @@ mod tests {
         assert_eq!(bytes, result_bytes(&id, &result));
         let written: Value = serde_json::from_slice(&bytes).expect("json");
         assert_eq!(written["result"]["requestState"], state);
+    }
+
+    #[test]
+    fn an_input_required_result_leaves_out_the_state_and_requests_it_does_not_have() {
+        let result = InputRequiredResult::new(InputRequests::default(), None, server_info());
+        assert_eq!(
+            serde_json::to_value(&result).expect("serializable"),
+            json!({
+                "resultType": "input_required",
+                "_meta": {SERVER_INFO: {"name": "s", "version": "1"}}
+            })
+        );
     }
 
     #[test]
