@@ -24,31 +24,10 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use crate::legacy::sessions::Sessions;
+use crate::protocol::Method;
 use crate::redis::RedisErrorCount;
 use crate::sealing::{RefreshReason, ShareHealth};
 use crate::tenancy::AuditSink;
-
-/// The methods a request's duration is labelled with; any other is `other`.
-const METHODS: [&str; 18] = [
-    "tools/call",
-    "tools/list",
-    "prompts/get",
-    "prompts/list",
-    "resources/read",
-    "resources/list",
-    "resources/templates/list",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "completion/complete",
-    "server/discover",
-    "subscriptions/listen",
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "notifications/cancelled",
-    "notifications/initialized",
-    "notifications/roots/list_changed",
-];
 
 /// Bucket bounds of request durations, in seconds: 100 µs (a cached call on loopback) to a
 /// minute (the default request timeout); a legacy shim flow that waits for a person lands
@@ -158,7 +137,8 @@ impl Metrics {
         };
     }
 
-    /// How long a dispatched request of `tenant` took, from its dispatch to its reply.
+    /// How long a dispatched request of `tenant` took, from its dispatch to its reply. It is
+    /// labelled with its method's name when the method is a known one, `other` otherwise.
     ///
     /// The histogram is found among this thread's handles ([`DURATIONS_MADE`]) by the
     /// tenant's slug: no lock, and no reference count taken, per request. Only the first
@@ -166,14 +146,11 @@ impl Metrics {
     pub(crate) fn record_duration(
         &self,
         tenant: &Arc<str>,
-        method: &str,
+        method: &Method,
         outcome: &'static str,
         took: Duration,
     ) {
-        let method = METHODS
-            .into_iter()
-            .find(|m| *m == method)
-            .unwrap_or("other");
+        let method = method.known_name().unwrap_or("other");
         let seconds = took.as_secs_f64();
         DURATIONS_MADE.with_borrow_mut(|made| {
             let same = |m: &&MadeHistogram| {
@@ -407,7 +384,7 @@ mod tests {
         let tenant: Arc<str> = Arc::from("acme");
         metrics.record_duration(
             &tenant,
-            "tools/call",
+            &Method::ToolsCall,
             "complete",
             Duration::from_micros(300),
         );
@@ -431,9 +408,9 @@ mod tests {
     fn two_metrics_on_one_thread_each_count_only_their_own_durations() {
         let (first, second) = (Metrics::default(), Metrics::default());
         let tenant: Arc<str> = Arc::from("acme");
-        first.record_duration(&tenant, "tools/call", "complete", Duration::ZERO);
-        second.record_duration(&tenant, "tools/call", "complete", Duration::ZERO);
-        second.record_duration(&tenant, "tools/call", "complete", Duration::ZERO);
+        first.record_duration(&tenant, &Method::ToolsCall, "complete", Duration::ZERO);
+        second.record_duration(&tenant, &Method::ToolsCall, "complete", Duration::ZERO);
+        second.record_duration(&tenant, &Method::ToolsCall, "complete", Duration::ZERO);
         let count = |text: &str| {
             let series = r#"roundtrip_mcp_request_duration_seconds_count{tenant="acme",method="tools/call",outcome="complete"}"#;
             text.lines()
@@ -453,7 +430,12 @@ mod tests {
             for _ in 0..3 {
                 s.spawn(|| {
                     for _ in 0..5 {
-                        metrics.record_duration(&tenant, "tools/call", "error", Duration::ZERO);
+                        metrics.record_duration(
+                            &tenant,
+                            &Method::ToolsCall,
+                            "error",
+                            Duration::ZERO,
+                        );
                     }
                 });
             }
@@ -470,7 +452,7 @@ mod tests {
         let metrics = Metrics::default();
         let tenant: Arc<str> = Arc::from("acme");
         for method in ["x/1", "x/2", "x/3"] {
-            metrics.record_duration(&tenant, method, "error", Duration::ZERO);
+            metrics.record_duration(&tenant, &Method::from(method), "error", Duration::ZERO);
         }
         let text = scrape(&metrics);
         assert!(

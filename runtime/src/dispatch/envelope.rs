@@ -12,19 +12,22 @@ use serde_json::{Map, Value};
 use tokio::sync::mpsc::Receiver;
 
 use crate::handler::{Catalog, HeaderKind, HeaderParam, Notifier, OutgoingMessage};
-use crate::protocol::{McpError, ProtocolVersion, Request, RequestMeta};
+use crate::protocol::{McpError, Method, ProtocolVersion, Request, RequestMeta};
 
 /// Methods of earlier revisions that 2026-07-28 removed: answered -32601 (HTTP 404) whatever
 /// their envelope, so a legacy client learns at once that this server is modern-only.
-const REMOVED_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "tasks/result",
-    "tasks/list",
-];
+fn removed_in_modern(method: &Method) -> bool {
+    matches!(
+        method,
+        Method::Initialize
+            | Method::Ping
+            | Method::LoggingSetLevel
+            | Method::ResourcesSubscribe
+            | Method::ResourcesUnsubscribe
+            | Method::TasksResult
+            | Method::TasksList
+    )
+}
 
 /// The MCP headers of an HTTP request (absent on stdio), borrowed from the request: they
 /// are only compared with the body, never kept. `None` is a header not sent.
@@ -171,9 +174,9 @@ pub fn check_modern(
     request: &mut Request,
     http: Option<HttpCheck<'_>>,
 ) -> Result<Envelope, McpError> {
-    if REMOVED_METHODS.contains(&request.method.as_str()) {
-        let error = McpError::method_not_found(&request.method);
-        return Err(if request.method == "initialize" {
+    if removed_in_modern(&request.method) {
+        let error = McpError::method_not_found(request.method.as_str());
+        return Err(if request.method == Method::Initialize {
             error.with_data(serde_json::json!({ "supported": ProtocolVersion::MODERN_STRS }))
         } else {
             error
@@ -186,7 +189,7 @@ pub fn check_modern(
     )?;
     if let Some(http) = http {
         check_headers(request, &meta, http.headers)?;
-        if request.method == "tools/call" {
+        if request.method == Method::ToolsCall {
             check_tool_param_headers(request, http)?;
         }
     }
@@ -241,7 +244,7 @@ fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Resu
     let method = h.method.map(|m| m.text("Mcp-Method")).transpose()?;
     match method.map(str::trim) {
         None => return Err(McpError::header_mismatch("Missing Mcp-Method header")),
-        Some(m) if m != request.method => {
+        Some(m) if m != request.method.as_str() => {
             return Err(McpError::header_mismatch(format!(
                 "Mcp-Method header '{m}' does not match body method '{}'",
                 request.method
@@ -267,8 +270,8 @@ fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Resu
 }
 
 /// The body value `Mcp-Name` mirrors, for the methods that require it.
-fn name_in_body<'a>(method: &str, params: Option<&'a Map<String, Value>>) -> Option<&'a str> {
-    params?.get(crate::protocol::target_key(method)?)?.as_str()
+fn name_in_body<'a>(method: &Method, params: Option<&'a Map<String, Value>>) -> Option<&'a str> {
+    params?.get(method.target_key()?)?.as_str()
 }
 
 /// Decodes a header value: surrounding whitespace is not part of it, and

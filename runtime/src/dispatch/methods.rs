@@ -10,7 +10,7 @@ use super::reply::{Following, Listen};
 use crate::budget::Account;
 use crate::handler::{Catalog, TenantView};
 use crate::protocol::result::{to_object, Completion};
-use crate::protocol::{Era, McpError, ProtocolVersion};
+use crate::protocol::{Era, McpError, Method, ProtocolVersion};
 
 /// Most completion values one answer carries (the spec's cap).
 const MAX_COMPLETIONS: usize = 100;
@@ -58,7 +58,7 @@ pub fn server_capabilities(catalog: &Catalog) -> Map<String, Value> {
 
 /// `tools/list`, `prompts/list`, `resources/list`, `resources/templates/list`. Lists fit in
 /// one page, so Roundtrip never issues a cursor and any cursor is invalid.
-pub(crate) fn list(method: &str, call: &Call) -> Result<Map<String, Value>, McpError> {
+pub(crate) fn list(method: &Method, call: &Call) -> Result<Map<String, Value>, McpError> {
     let params = call.request.params.as_ref();
     if params
         .and_then(|p| p.get("cursor"))
@@ -68,9 +68,9 @@ pub(crate) fn list(method: &str, call: &Call) -> Result<Map<String, Value>, McpE
     }
     let catalog = &call.catalog;
     let (key, items, offered) = match method {
-        "tools/list" => ("tools", catalog.tools_list(), catalog.has_tools()),
-        "prompts/list" => ("prompts", catalog.prompts_list(), catalog.has_prompts()),
-        "resources/list" => (
+        Method::ToolsList => ("tools", catalog.tools_list(), catalog.has_tools()),
+        Method::PromptsList => ("prompts", catalog.prompts_list(), catalog.has_prompts()),
+        Method::ResourcesList => (
             "resources",
             catalog.resources_list(),
             catalog.has_resources(),
@@ -82,7 +82,7 @@ pub(crate) fn list(method: &str, call: &Call) -> Result<Map<String, Value>, McpE
         ),
     };
     if !offered {
-        return Err(McpError::method_not_found(method));
+        return Err(McpError::method_not_found(method.as_str()));
     }
     let mut out = Map::new();
     out.insert(key.into(), Value::clone(items));

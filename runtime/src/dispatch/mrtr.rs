@@ -19,7 +19,7 @@ use crate::handler::{
 };
 use crate::protocol::input::{parse_input_responses, InputResponses};
 use crate::protocol::result::{to_object, CallToolResult, InputRequiredResult};
-use crate::protocol::{AnswerSchemas, CheckError, ClientCapabilities, McpError, Mismatch};
+use crate::protocol::{AnswerSchemas, CheckError, ClientCapabilities, McpError, Method, Mismatch};
 use crate::sealing::{arguments_digest, Binding, ReplayCache};
 
 /// What the handler produced: a complete result before stamping, or an input-required result
@@ -60,7 +60,7 @@ pub(crate) async fn run(
 ) -> Result<Produced, McpError> {
     let no_params = Map::new();
     let params = call.request.params.as_ref().unwrap_or(&no_params);
-    let method = call.request.method.as_str();
+    let method = &call.request.method;
     let target = target_of(method, params)?;
     let arguments = Arc::new(arguments_of(arguments)?);
     call.span.record("target", target);
@@ -71,7 +71,7 @@ pub(crate) async fn run(
     let binding = || Binding {
         tenant: call.tenant.slug(),
         principal: call.principal.id(),
-        method,
+        method: method.as_str(),
         target,
         args_digest: *digest.get_or_init(|| arguments_digest(&arguments)),
     };
@@ -101,7 +101,7 @@ pub(crate) async fn run(
     // presenting it at once cannot both run; the claim is given back (dropped) unless the
     // run completes.
     let claim = match token {
-        Some(token) if method == "tools/call" && call.catalog.single_use_state(target) => {
+        Some(token) if *method == Method::ToolsCall && call.catalog.single_use_state(target) => {
             protection.claim(replay, token, &opened, call.now()).await?
         }
         _ => None,
@@ -140,7 +140,7 @@ pub(crate) async fn run_handler(
     state: Option<String>,
     round: u32,
 ) -> Result<Outcome<Completed>, McpError> {
-    let method = call.request.method.as_str();
+    let method = &call.request.method;
     let handler_run = prepare(method, &call.catalog, target, arguments)?;
     let ctx = call
         .context()
@@ -152,10 +152,10 @@ pub(crate) async fn run_handler(
         Ok(outcome) => Ok(outcome),
         // A tool's complaint about its arguments is a tool error the model can read and act
         // on, not a protocol error (the spec puts bad input values in an `isError` result).
-        Err(HandlerError::InvalidParams(message)) if method == "tools/call" => Ok(
+        Err(HandlerError::InvalidParams(message)) if *method == Method::ToolsCall => Ok(
             Outcome::Complete(Completed::Tool(CallToolResult::error(message))),
         ),
-        Err(e) => Err(e.into_wire(method)),
+        Err(e) => Err(e.into_wire(method.as_str())),
     }
 }
 
@@ -254,7 +254,7 @@ pub(crate) fn check_answers(
 /// moved out (empty when absent or null) rather than copied, and the rest of the params
 /// dropped.
 pub(crate) fn take_target_and_arguments(
-    method: &str,
+    method: &Method,
     mut params: Map<String, Value>,
 ) -> Result<(String, Arguments), McpError> {
     let target = target_of(method, &params)?.to_owned();
@@ -263,8 +263,8 @@ pub(crate) fn take_target_and_arguments(
 }
 
 /// The name (or URI) the request targets, checked and borrowed from its params.
-fn target_of<'p>(method: &str, params: &'p Map<String, Value>) -> Result<&'p str, McpError> {
-    let key = crate::protocol::target_key(method).unwrap_or("name");
+fn target_of<'p>(method: &Method, params: &'p Map<String, Value>) -> Result<&'p str, McpError> {
+    let key = method.target_key().unwrap_or("name");
     match params.get(key) {
         Some(Value::String(s)) => Ok(s.as_str()),
         Some(_) => Err(McpError::invalid_params(format!(
@@ -313,27 +313,27 @@ impl HandlerRun<'_> {
 
 /// Finds the handler and checks what can be checked before running it.
 fn prepare<'a>(
-    method: &str,
+    method: &Method,
     catalog: &'a Catalog,
     target: &'a str,
     args: Arguments,
 ) -> Result<HandlerRun<'a>, McpError> {
     let offered = match method {
-        "tools/call" => catalog.has_tools(),
-        "prompts/get" => catalog.has_prompts(),
+        Method::ToolsCall => catalog.has_tools(),
+        Method::PromptsGet => catalog.has_prompts(),
         _ => catalog.has_resources(),
     };
     if !offered {
-        return Err(McpError::method_not_found(method));
+        return Err(McpError::method_not_found(method.as_str()));
     }
     match method {
-        "tools/call" => {
+        Method::ToolsCall => {
             let (tool, _) = catalog
                 .tool(target)
                 .ok_or_else(|| McpError::invalid_params(format!("Unknown tool: {target}")))?;
             Ok(HandlerRun::Tool(tool.as_ref(), args))
         }
-        "prompts/get" => {
+        Method::PromptsGet => {
             let prompt = catalog
                 .prompt(target)
                 .ok_or_else(|| McpError::invalid_params(format!("Unknown prompt: {target}")))?;

@@ -30,7 +30,7 @@ use super::shim;
 use super::stamp;
 use crate::handler::{Cancellation, Outcome};
 use crate::protocol::result::{StampedResult, StampedToolResult};
-use crate::protocol::{Era, McpError};
+use crate::protocol::{Era, McpError, Method};
 use crate::tenancy::{Admission, AuditSink, CallOutcome, CallRecord, Refusal};
 
 /// The name of every request's span: its fields are `tenant`, `method`, `target`, `round`,
@@ -78,8 +78,7 @@ where
         mcp_span!(tracing::Level::INFO, call)
     };
     // A shim flow waits for people: its handler runs and its legs have their own bounds.
-    let timeout = if call.scope.era == Era::Legacy && stamp::may_require_input(&call.request.method)
-    {
+    let timeout = if call.scope.era == Era::Legacy && call.request.method.may_require_input() {
         Duration::MAX
     } else {
         config.request_timeout
@@ -228,9 +227,8 @@ fn admit(call: &Call, config: &RuntimeConfig) -> Admission {
     else {
         return Admission::Admitted;
     };
-    let method = call.request.method.as_str();
-    let tool = match method {
-        "tools/call" => call
+    let tool = match call.request.method {
+        Method::ToolsCall => call
             .request
             .params
             .as_ref()
@@ -241,7 +239,7 @@ fn admit(call: &Call, config: &RuntimeConfig) -> Admission {
         call.tenant.slug(),
         &call.principal,
         call.client,
-        method,
+        call.request.method.as_str(),
         tool,
     )
 }
@@ -260,13 +258,9 @@ impl<'a> Audit<'a> {
     /// moves the params out of the request.
     fn begin(call: &Call, config: &'a RuntimeConfig) -> Option<Audit<'a>> {
         let sink = config.audit.as_deref()?;
-        let method = match call.request.method.as_str() {
-            "tools/call" => "tools/call",
-            "prompts/get" => "prompts/get",
-            "resources/read" => "resources/read",
-            _ => return None,
-        };
-        let field = crate::protocol::target_key(method)?;
+        let method = &call.request.method;
+        // The three methods with a target are the audited ones.
+        let field = method.target_key()?;
         let target = call
             .request
             .params
@@ -279,7 +273,7 @@ impl<'a> Audit<'a> {
             });
         Some(Audit {
             sink,
-            method,
+            method: method.known_name()?,
             target,
             at: call.now(),
         })
@@ -308,13 +302,13 @@ impl<'a> Audit<'a> {
 /// Takes the call mutably so an input-required method can move its answers out of the
 /// request instead of copying them, and a legacy shim flow its params.
 async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig) -> Reply {
-    let method = call.request.method.as_str();
+    let method = &call.request.method;
     let legacy = call.scope.era == Era::Legacy;
     let result = match method {
-        "server/discover" | "subscriptions/listen" if legacy => {
-            Err(McpError::method_not_found(method))
+        Method::ServerDiscover | Method::SubscriptionsListen if legacy => {
+            Err(McpError::method_not_found(method.as_str()))
         }
-        m if legacy && stamp::may_require_input(m) => {
+        m if legacy && m.may_require_input() => {
             let params = call.request.params.take();
             match &call.shim {
                 // Boxed: a legacy flow's future is the largest of these, and unboxed it would
@@ -324,20 +318,21 @@ async fn route(call: &mut Call, protection: &Protection, config: &RuntimeConfig)
                 None => Err(shim::refused(NoRelay::NoStream)),
             }
         }
-        "server/discover" => Ok(methods::discover(call)),
-        "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
-            methods::list(method, call)
-        }
-        "completion/complete" => methods::complete(call),
-        "subscriptions/listen" => {
+        Method::ServerDiscover => Ok(methods::discover(call)),
+        Method::ToolsList
+        | Method::PromptsList
+        | Method::ResourcesList
+        | Method::ResourcesTemplatesList => methods::list(method, call),
+        Method::CompletionComplete => methods::complete(call),
+        Method::SubscriptionsListen => {
             return methods::listen(call).map_or_else(Reply::Error, |l| Reply::Listen(Box::new(l)))
         }
-        m if stamp::may_require_input(m) => {
+        m if m.may_require_input() => {
             return round(call, protection, config)
                 .await
                 .map_or_else(Reply::Error, Reply::Result)
         }
-        other => custom(call, other).await,
+        other => custom(call, other.as_str()).await,
     };
     result
         .and_then(|r| stamped(call, r))
@@ -379,7 +374,7 @@ async fn round(
             call.view.server_meta(),
         ))),
         Produced::Complete(Completed::Object(mut r)) => {
-            if call.request.method == "resources/read" {
+            if call.request.method == Method::ResourcesRead {
                 methods::read_cache_hints(&mut r);
             }
             stamped(call, r)
@@ -550,7 +545,7 @@ mod tests {
     fn request(method: &str, params: Map<String, Value>) -> Request {
         Request {
             id: RequestId::Number(1.into()),
-            method: method.to_owned(),
+            method: method.into(),
             params: Some(params),
             meta_capabilities: None,
             meta_version: None,

@@ -13,7 +13,7 @@ use crate::budget::{Account, Charge};
 use crate::handler::{ListChanged, Tenant};
 use crate::protocol::meta::SUBSCRIPTION_ID;
 use crate::protocol::result::StampedResult;
-use crate::protocol::{Era, McpError, RequestId, ResultType};
+use crate::protocol::{Era, McpError, Method, RequestId, ResultType};
 
 /// The answer to a request, before the transport frames it.
 #[derive(Debug)]
@@ -176,7 +176,12 @@ impl Listen {
     pub(crate) fn closing_result(&self, server_info: &Value) -> Map<String, Value> {
         let mut out = Map::new();
         out.insert("_meta".into(), self.meta());
-        let _ = stamp::stamp("subscriptions/listen", &mut out, Era::Modern, server_info);
+        let _ = stamp::stamp(
+            &Method::SubscriptionsListen,
+            &mut out,
+            Era::Modern,
+            server_info,
+        );
         out
     }
 

@@ -72,7 +72,7 @@ async fn flow(
     shim: &Shim,
     rounds: &mut u32,
 ) -> Result<Map<String, Value>, McpError> {
-    let method = call.request.method.as_str();
+    let method = &call.request.method;
     // Only the target and the arguments are kept: a flow lasts as long as its user takes.
     let (target, arguments) = mrtr::take_target_and_arguments(method, params.unwrap_or_default())?;
     call.span.record("target", target.as_str());

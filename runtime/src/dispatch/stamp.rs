@@ -11,12 +11,7 @@
 use serde_json::{Map, Value};
 
 use crate::protocol::meta::SERVER_INFO;
-use crate::protocol::{Era, McpError, ResultType};
-
-/// Methods that may answer input-required (SEP-2322).
-pub fn may_require_input(method: &str) -> bool {
-    matches!(method, "tools/call" | "prompts/get" | "resources/read")
-}
+use crate::protocol::{Era, McpError, Method, ResultType};
 
 /// The error (and the log line) for an input-required outcome from a method that may not
 /// return one: a handler bug the client must not see as a result.
@@ -32,7 +27,7 @@ pub fn input_required_not_allowed(method: &str) -> McpError {
 /// not return one, or any other value than `complete` (`task` among them: the tasks
 /// extension is not served here), is refused: the runtime never lets it reach the client.
 pub fn stamp(
-    method: &str,
+    method: &Method,
     result: &mut Map<String, Value>,
     era: Era,
     server_info: &Value,
@@ -41,8 +36,8 @@ pub fn stamp(
         .get("resultType")
         .and_then(Value::as_str)
         .map(ResultType::parse);
-    if claimed == Some(ResultType::InputRequired) && !may_require_input(method) {
-        return Err(input_required_not_allowed(method));
+    if claimed == Some(ResultType::InputRequired) && !method.may_require_input() {
+        return Err(input_required_not_allowed(method.as_str()));
     }
     let refused = match &claimed {
         Some(ResultType::Task) => Some("a task result needs the tasks extension, not served here"),
@@ -51,7 +46,7 @@ pub fn stamp(
     };
     if let Some(why) = refused {
         tracing::error!(
-            method,
+            method = method.as_str(),
             result_type = claimed.as_ref().map(ResultType::as_str),
             why,
             "handler returned a result the client may not get"
@@ -86,7 +81,12 @@ mod tests {
 
     fn stamped(method: &str, v: Value, era: Era) -> Result<Value, McpError> {
         let mut m = v.as_object().cloned().unwrap_or_default();
-        stamp(method, &mut m, era, &json!({"name": "s", "version": "1"}))?;
+        stamp(
+            &Method::from(method),
+            &mut m,
+            era,
+            &json!({"name": "s", "version": "1"}),
+        )?;
         Ok(Value::Object(m))
     }
 

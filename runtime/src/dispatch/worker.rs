@@ -21,7 +21,6 @@ use super::config::RuntimeConfig;
 use super::pipeline::dispatch;
 use super::protection::{KeyRequests, Protection};
 use super::reply::Reply;
-use super::stamp;
 use crate::protocol::McpError;
 use crate::sealing::{EnsureTenant, KeyManager, KeyRings, SetTenantGrace, ShareHealth};
 
@@ -101,7 +100,7 @@ impl WorkerState {
     /// The protection `call` needs, or `None` when its tenant's ring must first be fetched.
     fn protection(&self, call: &Call) -> Option<Protection> {
         // Only the methods that may carry a state need the tenant's key ring.
-        if !stamp::may_require_input(&call.request.method) {
+        if !call.request.method.may_require_input() {
             return Some(Protection::PassThrough);
         }
         let (Some(policy), Some(rotation)) = (&self.0.config.sealing, &self.0.rotation) else {

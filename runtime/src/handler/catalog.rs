@@ -14,6 +14,7 @@ use super::descriptor::{HeaderParam, ToolDescriptor};
 use super::principal::Allow;
 
 use super::traits::{MethodHandler, Prompt, Resource, ResourceTemplate, TemplateVars, Tool};
+use crate::protocol::Method;
 
 struct ToolEntry {
     tool: Arc<dyn Tool>,
@@ -116,11 +117,11 @@ impl Catalog {
     /// The catalog's own copy of the name (or URI) a `tools/call`, `prompts/get` or
     /// `resources/read` targets, when it has that tool, prompt or resource: shared, not
     /// copied, by what outlives the request (its audit record).
-    pub(crate) fn target_name(&self, method: &str, target: &str) -> Option<Arc<str>> {
+    pub(crate) fn target_name(&self, method: &Method, target: &str) -> Option<Arc<str>> {
         let index = match method {
-            "tools/call" => &self.tool_index,
-            "prompts/get" => &self.prompt_index,
-            "resources/read" => &self.resource_index,
+            Method::ToolsCall => &self.tool_index,
+            Method::PromptsGet => &self.prompt_index,
+            Method::ResourcesRead => &self.resource_index,
             _ => return None,
         };
         index.get_key_value(target).map(|(name, _)| name.clone())
@@ -577,12 +578,16 @@ mod tests {
         );
         let c = Catalog::builder().tool(echo).build();
 
-        let first = c.target_name("tools/call", "echo").expect("a tool it has");
-        let second = c.target_name("tools/call", "echo").expect("a tool it has");
+        let first = c
+            .target_name(&Method::ToolsCall, "echo")
+            .expect("a tool it has");
+        let second = c
+            .target_name(&Method::ToolsCall, "echo")
+            .expect("a tool it has");
         assert_eq!(&*first, "echo");
         assert!(Arc::ptr_eq(&first, &second), "shared, not copied");
-        assert_eq!(c.target_name("tools/call", "other"), None);
-        assert_eq!(c.target_name("prompts/get", "echo"), None);
+        assert_eq!(c.target_name(&Method::ToolsCall, "other"), None);
+        assert_eq!(c.target_name(&Method::PromptsGet, "echo"), None);
     }
 
     #[test]

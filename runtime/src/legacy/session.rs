@@ -31,7 +31,7 @@ use crate::handler::Cancellation;
 use crate::handler::{Catalog, ListChanged, Notifier, OutgoingMessage, Principal, Tenant};
 use crate::protocol::result::StampedResult;
 use crate::protocol::{
-    ClientCapabilities, ErrorCode, LogLevel, McpError, Notification, Request, RequestId,
+    ClientCapabilities, ErrorCode, LogLevel, McpError, Method, Notification, Request, RequestId,
 };
 
 /// Messages one GET stream may have queued; beyond it, notifications for it are dropped.
@@ -225,9 +225,9 @@ impl Session {
         request: &Request,
     ) -> Option<Result<Map<String, Value>, McpError>> {
         let param = |k: &str| request.params.as_ref().and_then(|p| p.get(k));
-        Some(match request.method.as_str() {
-            "ping" => Ok(Map::new()),
-            "logging/setLevel" => match param("level")
+        Some(match &request.method {
+            Method::Ping => Ok(Map::new()),
+            Method::LoggingSetLevel => match param("level")
                 .and_then(Value::as_str)
                 .and_then(LogLevel::parse)
             {
@@ -237,12 +237,14 @@ impl Session {
                 }
                 None => Err(McpError::invalid_params("params.level must be a log level")),
             },
-            m @ ("resources/subscribe" | "resources/unsubscribe") => {
+            m @ (Method::ResourcesSubscribe | Method::ResourcesUnsubscribe) => {
                 if !caller.catalog.has_resources() {
-                    return Some(Err(McpError::method_not_found(m)));
+                    return Some(Err(McpError::method_not_found(m.as_str())));
                 }
                 match param("uri").and_then(Value::as_str) {
-                    Some(uri) if m == "resources/subscribe" => self.subscribe(&caller.catalog, uri),
+                    Some(uri) if *m == Method::ResourcesSubscribe => {
+                        self.subscribe(&caller.catalog, uri)
+                    }
                     Some(uri) => {
                         if self.subscriptions.remove(uri) {
                             self.charge.shrink(subscription_bytes(uri));

@@ -16,6 +16,7 @@ use super::capabilities::{ClientCapabilities, ParsedCapabilities};
 use super::error::McpError;
 use super::key::Key;
 use super::meta::{declares_version, has_modern_envelope, CLIENT_CAPABILITIES, PROTOCOL_VERSION};
+use super::method::Method;
 use super::other_json::other_json_is;
 use super::version::{ParsedVersion, ProtocolVersion};
 
@@ -43,8 +44,8 @@ impl std::fmt::Display for RequestId {
 pub struct Request {
     /// The id its response must carry.
     pub id: RequestId,
-    /// The JSON-RPC method, e.g. `tools/call`.
-    pub method: String,
+    /// The JSON-RPC method, e.g. `tools/call`, told apart as it was parsed.
+    pub method: Method,
     /// `params`, when present, is always an object (checked at classification).
     pub params: Option<Map<String, Value>>,
     /// The client capabilities of a modern envelope (`params._meta` with a protocol version),
@@ -162,7 +163,7 @@ impl Incoming {
             return Err(bad(&id, "jsonrpc must be \"2.0\""));
         }
         match members.method {
-            Some(Value::String(method)) => {
+            Some(MethodMember::Named(method)) => {
                 let (params, aside) = match members.params {
                     None => (None, ReadAside::default()),
                     Some(Params::Object(p, aside)) => (Some(p), aside),
@@ -185,12 +186,12 @@ impl Incoming {
                         meta_version: aside.version,
                     }),
                     None => Incoming::Notification(Notification {
-                        method,
+                        method: method.into_name(),
                         params: restore(params, aside),
                     }),
                 })
             }
-            Some(_) => Err(bad(&id, "method must be a string")),
+            Some(MethodMember::NotAString) => Err(bad(&id, "method must be a string")),
             None => {
                 let Some(id) = id else {
                     return Err(bad(&None, "A message needs a method or an id"));
@@ -285,7 +286,7 @@ enum Body {
 struct Members {
     id: Option<Value>,
     jsonrpc: Option<JsonrpcVersion>,
-    method: Option<Value>,
+    method: Option<MethodMember>,
     params: Option<Params>,
     result: Option<Value>,
     error: Option<Value>,
@@ -355,7 +356,13 @@ impl<'de> Visitor<'de> for BodyVisitor {
                     }
                     continue;
                 }
-                Member::Method => &mut m.method,
+                Member::Method => {
+                    let method = map.next_value()?;
+                    if m.method.replace(method).is_some() {
+                        m.repeated.get_or_insert(member);
+                    }
+                    continue;
+                }
                 Member::Params => {
                     let params = map.next_value()?;
                     if m.params.replace(params).is_some() {
@@ -421,6 +428,49 @@ impl<'de> Visitor<'de> for JsonrpcVersionVisitor {
     }
 
     scalars_are!(JsonrpcVersion(false));
+}
+
+/// `method`, read as a [`Method`] when it is a string: a known method's name is not kept.
+/// Any other value is still read whole, as every member is.
+enum MethodMember {
+    Named(Method),
+    NotAString,
+}
+
+impl<'de> Deserialize<'de> for MethodMember {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(MethodMemberVisitor)
+    }
+}
+
+struct MethodMemberVisitor;
+
+impl<'de> Visitor<'de> for MethodMemberVisitor {
+    type Value = MethodMember;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("method")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<MethodMember, E> {
+        Ok(MethodMember::Named(Method::from(v)))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<MethodMember, E> {
+        Ok(MethodMember::Named(Method::from(v)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MethodMember, A::Error> {
+        while map.next_entry::<de::IgnoredAny, Value>()?.is_some() {}
+        Ok(MethodMember::NotAString)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MethodMember, A::Error> {
+        while seq.next_element::<Value>()?.is_some() {}
+        Ok(MethodMember::NotAString)
+    }
+
+    scalars_are!(MethodMember::NotAString);
 }
 
 impl<'de> Deserialize<'de> for Params {
@@ -819,6 +869,41 @@ mod tests {
         match Incoming::parse(body.as_bytes()) {
             Ok(Incoming::Request(r)) => r,
             other => panic!("not a request: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_known_method_is_read_as_its_kind_and_any_other_by_its_name() {
+        let known = request(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#);
+        assert_eq!(known.method, Method::ToolsCall);
+        let other = request(r#"{"jsonrpc":"2.0","id":1,"method":"acme/x"}"#);
+        assert_eq!(other.method, Method::Other("acme/x".into()));
+    }
+
+    #[test]
+    fn an_escaped_method_name_is_read_as_the_name_it_spells() {
+        let r = request(r#"{"jsonrpc":"2.0","id":1,"method":"tools\/call"}"#);
+        assert_eq!(r.method, Method::ToolsCall);
+    }
+
+    #[test]
+    fn a_method_that_is_not_a_string_is_an_invalid_request_answered_by_its_id() {
+        for method in ["1", "null", "true", r#"["tools/call"]"#, r#"{"a":1}"#] {
+            let m = err(&format!(r#"{{"jsonrpc":"2.0","id":4,"method":{method}}}"#));
+            assert_eq!(m.error.code.code(), -32600, "{method}");
+            assert_eq!(m.error.message, "method must be a string", "{method}");
+            assert_eq!(m.id, Some(RequestId::Number(4.into())), "{method}");
+        }
+    }
+
+    #[test]
+    fn a_notification_keeps_its_method_name_whatever_it_is() {
+        for method in ["notifications/initialized", "tools/call"] {
+            let body = format!(r#"{{"jsonrpc":"2.0","method":"{method}"}}"#);
+            match Incoming::parse(body.as_bytes()) {
+                Ok(Incoming::Notification(n)) => assert_eq!(n.method, method),
+                other => panic!("not a notification: {other:?}"),
+            }
         }
     }
 

@@ -17,17 +17,8 @@ pub mod input;
 pub mod jsonrpc;
 mod key;
 pub mod meta;
+pub mod method;
 mod other_json;
-
-/// The params key naming what a request targets: `name` for `tools/call` and `prompts/get`,
-/// `uri` for `resources/read`. It is what `Mcp-Name` mirrors and what sealed state binds.
-pub fn target_key(method: &str) -> Option<&'static str> {
-    match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    }
-}
 pub mod result;
 mod string_format;
 pub mod version;
@@ -40,5 +31,6 @@ pub use input::{
 };
 pub use jsonrpc::{Incoming, Notification, Request, RequestId};
 pub use meta::{LogLevel, RequestMeta};
+pub use method::Method;
 pub use result::ResultType;
 pub use version::{Era, ProtocolVersion};

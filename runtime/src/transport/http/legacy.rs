@@ -28,7 +28,7 @@ use crate::legacy::sessions::Found;
 use crate::legacy::{handshake, SessionOn};
 use crate::protocol::jsonrpc::Response;
 use crate::protocol::meta::legacy_progress_token;
-use crate::protocol::{Era, McpError, Notification, Request};
+use crate::protocol::{Era, McpError, Method, Notification, Request};
 
 /// `initialize`: a new session for this tenant and caller, charged to `account`, unless a
 /// cap or a budget is reached. In a fleet the session is recorded in the directory before
@@ -221,7 +221,7 @@ pub(crate) async fn end(session_id: &str, service: &McpService, found: Found) ->
 /// Whether an `initialize` is a legacy handshake: unless it carries the modern envelope or a
 /// modern version header, in which case it is a removed method for a modern client.
 pub(crate) fn is_handshake(headers: Headers<'_>, request: &Request) -> bool {
-    request.method == "initialize"
+    request.method == Method::Initialize
         && headers.version_era().is_none_or(|era| era == Era::Legacy)
         && !request.is_modern()
 }

@@ -61,7 +61,7 @@ use crate::legacy::{handshake, Legacy, Session, SessionId, SessionOn};
 use crate::protocol::error::ErrorCode;
 use crate::protocol::jsonrpc::{error_bytes, result_bytes, Malformed};
 use crate::protocol::meta::legacy_progress_token;
-use crate::protocol::{Incoming, McpError, ProtocolVersion, Request, RequestId};
+use crate::protocol::{Incoming, McpError, Method, ProtocolVersion, Request, RequestId};
 
 /// Session notifications queued for stdout; beyond it they are dropped, as on a GET stream.
 const SESSION_BUFFER: usize = 64;
@@ -224,7 +224,7 @@ impl Server {
             return self.write(error_bytes(Some(&id), &e)).await;
         }
         let modern = request.is_modern();
-        if request.method == "initialize" && !modern {
+        if request.method == Method::Initialize && !modern {
             return self.initialize(request).await;
         }
         if !modern {
