@@ -65,8 +65,8 @@ pub trait Authenticator: Send + Sync + 'static {
 /// decided on the spot either way, so it pays no allocation, no await and no round trip (an
 /// `async fn` here would box a future for every request, limited or not).
 pub trait Limiter: Send + Sync + std::fmt::Debug + 'static {
-    /// Whether `principal` may make a request of `method` to `tenant` now; `tool` names the
-    /// tool of a `tools/call`; `client` is the caller's address when known, which tells
+    /// Whether `principal` may make a request to `tenant` now; `tool` names the tool of a
+    /// `tools/call`, and is `None` for any other method; `client` is the caller's address when known, which tells
     /// anonymous callers apart (`crate::budget::caller_key`). Called on every request after
     /// authentication, unless the tenant's settings say it has no limits
     /// (`TenantSettings::has_rate_limits`): no I/O here, only in what a [`Admission::Pending`]
@@ -76,7 +76,6 @@ pub trait Limiter: Send + Sync + std::fmt::Debug + 'static {
         tenant: &str,
         principal: &Principal,
         client: Option<std::net::IpAddr>,
-        method: &str,
         tool: Option<&str>,
     ) -> Admission;
 }

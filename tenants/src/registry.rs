@@ -462,13 +462,11 @@ impl Limiter for TenantRegistry {
         tenant: &str,
         principal: &Principal,
         client: Option<IpAddr>,
-        method: &str,
         tool: Option<&str>,
     ) -> Admission {
         let Some(limits) = self.rate_limits(tenant) else {
             return Admission::Admitted;
         };
-        let tool = tool.filter(|_| method == "tools/call");
         limits
             .admit(&limits.caller(principal, client), tool)
             .map_err(Refusal::OverLimit)

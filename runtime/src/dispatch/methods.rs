@@ -110,7 +110,7 @@ pub(crate) fn complete(call: &Call) -> Result<Map<String, Value>, McpError> {
     let params = call.request.params.as_ref();
     let catalog = &call.catalog;
     if !catalog.has_prompts() && !catalog.has_resources() {
-        return Err(McpError::method_not_found("completion/complete"));
+        return Err(McpError::method_not_found(call.request.method.as_str()));
     }
     let params = params.ok_or_else(|| McpError::invalid_params("Missing params"))?;
     let reference = params
@@ -179,7 +179,7 @@ pub(crate) fn listen(call: &Call) -> Result<Listen, McpError> {
     let catalog = &call.catalog;
     if !catalog.has_tools() && !catalog.has_prompts() && !catalog.has_resources() {
         // Nothing could ever change, and discover advertises no list-changed: no such method.
-        return Err(McpError::method_not_found("subscriptions/listen"));
+        return Err(McpError::method_not_found(call.request.method.as_str()));
     }
     let filter = call
         .request

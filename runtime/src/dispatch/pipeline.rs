@@ -235,13 +235,7 @@ fn admit(call: &Call, config: &RuntimeConfig) -> Admission {
             .and_then(|p| p.get("name")?.as_str()),
         _ => None,
     };
-    limiter.admit(
-        call.tenant.slug(),
-        &call.principal,
-        call.client,
-        call.request.method.as_str(),
-        tool,
-    )
+    limiter.admit(call.tenant.slug(), &call.principal, call.client, tool)
 }
 
 /// An audited call under way: a `tools/call`, `prompts/get` or `resources/read` of a runtime
@@ -259,7 +253,9 @@ impl<'a> Audit<'a> {
     fn begin(call: &Call, config: &'a RuntimeConfig) -> Option<Audit<'a>> {
         let sink = config.audit.as_deref()?;
         let method = &call.request.method;
-        // The three methods with a target are the audited ones.
+        if !method.may_require_input() {
+            return None;
+        }
         let field = method.target_key()?;
         let target = call
             .request

@@ -391,18 +391,8 @@ impl CatalogBuilder {
 /// prefix. Extensions use their own names (`com.example/…`), or those their spec gives
 /// (`tasks/get`, `tasks/update`, `tasks/cancel` stay free for the tasks extension).
 fn is_reserved(method: &str) -> bool {
-    const DEFINED: &[&str] = &[
-        "server/discover",
-        "initialize",
-        "ping",
-        "logging/setLevel",
-        "completion/complete",
-        "subscriptions/listen",
-        "elicitation/create",
-        "sampling/createMessage",
-        "tasks/result",
-        "tasks/list",
-    ];
+    // The methods a server sends, beside those it answers (which `Method` knows).
+    const SENT: &[&str] = &["elicitation/create", "sampling/createMessage"];
     const PREFIXES: &[&str] = &[
         "tools/",
         "prompts/",
@@ -410,7 +400,9 @@ fn is_reserved(method: &str) -> bool {
         "roots/",
         "notifications/",
     ];
-    DEFINED.contains(&method) || PREFIXES.iter().any(|p| method.starts_with(p))
+    Method::is_known(method)
+        || SENT.contains(&method)
+        || PREFIXES.iter().any(|p| method.starts_with(p))
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
@@ -634,12 +626,18 @@ mod tests {
             "initialize",
             "tools/list",
             "tasks/result",
+            "tasks/list",
             "notifications/x",
             "server/discover",
+            "subscriptions/listen",
+            "completion/complete",
+            "logging/setLevel",
+            "elicitation/create",
+            "sampling/createMessage",
         ] {
             assert!(is_reserved(reserved), "{reserved}");
         }
-        for free in ["acme/report", "com.example/sync"] {
+        for free in ["acme/report", "com.example/sync", "tasks/get"] {
             assert!(!is_reserved(free), "{free}");
         }
     }

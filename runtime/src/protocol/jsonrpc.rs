@@ -347,40 +347,19 @@ impl<'de> Visitor<'de> for BodyVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body, A::Error> {
         let mut m = Members::default();
         while let Some(member) = map.next_key::<Member>()? {
-            let slot = match member {
-                Member::Id => &mut m.id,
-                Member::Jsonrpc => {
-                    let version = map.next_value()?;
-                    if m.jsonrpc.replace(version).is_some() {
-                        m.repeated.get_or_insert(member);
-                    }
-                    continue;
-                }
-                Member::Method => {
-                    let method = map.next_value()?;
-                    if m.method.replace(method).is_some() {
-                        m.repeated.get_or_insert(member);
-                    }
-                    continue;
-                }
-                Member::Params => {
-                    let params = map.next_value()?;
-                    if m.params.replace(params).is_some() {
-                        m.repeated.get_or_insert(member);
-                    }
-                    continue;
-                }
-                Member::Result => &mut m.result,
-                Member::Error => &mut m.error,
+            let repeated = &mut m.repeated;
+            match member {
+                Member::Id => read_member(&mut map, &mut m.id, member, repeated)?,
+                Member::Jsonrpc => read_member(&mut map, &mut m.jsonrpc, member, repeated)?,
+                Member::Method => read_member(&mut map, &mut m.method, member, repeated)?,
+                Member::Params => read_member(&mut map, &mut m.params, member, repeated)?,
+                Member::Result => read_member(&mut map, &mut m.result, member, repeated)?,
+                Member::Error => read_member(&mut map, &mut m.error, member, repeated)?,
                 // Parsed, not skipped: serde_json skips without its nesting limit, and a
                 // body nested past that limit is a parse error wherever the nesting is.
                 Member::Other => {
                     map.next_value::<Value>()?;
-                    continue;
                 }
-            };
-            if slot.replace(map.next_value()?).is_some() {
-                m.repeated.get_or_insert(member);
             }
         }
         Ok(Body::Object(m))
@@ -392,6 +371,20 @@ impl<'de> Visitor<'de> for BodyVisitor {
     }
 
     scalars_are!(Body::Other, strings too);
+}
+
+/// Reads the value of `member` into `slot`; a slot already filled makes `member` the
+/// repeated one, unless another was found first.
+fn read_member<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+    map: &mut A,
+    slot: &mut Option<T>,
+    member: Member,
+    repeated: &mut Option<Member>,
+) -> Result<(), A::Error> {
+    if slot.replace(map.next_value()?).is_some() {
+        repeated.get_or_insert(member);
+    }
+    Ok(())
 }
 
 /// `jsonrpc`, read without keeping it: whether it is exactly the string `"2.0"`. Any other
@@ -431,7 +424,8 @@ impl<'de> Visitor<'de> for JsonrpcVersionVisitor {
 }
 
 /// `method`, read as a [`Method`] when it is a string: a known method's name is not kept.
-/// Any other value is still read whole, as every member is.
+/// Any other value is still read whole, as every member is (its nesting counts against the
+/// limit).
 enum MethodMember {
     Named(Method),
     NotAString,
@@ -888,7 +882,15 @@ mod tests {
 
     #[test]
     fn a_method_that_is_not_a_string_is_an_invalid_request_answered_by_its_id() {
-        for method in ["1", "null", "true", r#"["tools/call"]"#, r#"{"a":1}"#] {
+        for method in [
+            "1",
+            "-1",
+            "1.5",
+            "null",
+            "true",
+            r#"["tools/call"]"#,
+            r#"{"a":1}"#,
+        ] {
             let m = err(&format!(r#"{{"jsonrpc":"2.0","id":4,"method":{method}}}"#));
             assert_eq!(m.error.code.code(), -32600, "{method}");
             assert_eq!(m.error.message, "method must be a string", "{method}");
@@ -1100,6 +1102,16 @@ mod tests {
         assert_eq!(err(&deep).error.code.code(), -32700);
         let batch = format!("[{}{}]", "[".repeat(200), "]".repeat(200));
         assert_eq!(err(&batch).error.code.code(), -32700);
+    }
+
+    #[test]
+    fn nesting_past_the_parsers_limit_in_the_method_is_a_parse_error() {
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":{}{}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_eq!(err(&deep).error.code.code(), -32700);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A request's method, told apart once, when the request is parsed: routing, the envelope
 //! checks, the rate limits, the audit record and the metrics all match on a [`Method`]
-//! rather than compare its name again.
+//! rather than compare its name again, and a catalog's custom methods may not take a name
+//! the runtime knows.
 
 use std::fmt;
 
@@ -12,9 +13,11 @@ macro_rules! methods {
         /// removed included, so they can be refused by kind) is a variant of its own; any
         /// other, a catalog's custom method or one nobody serves, is kept by its name.
         #[derive(Debug, Clone, PartialEq, Eq)]
+        #[non_exhaustive]
         pub enum Method {
             $(#[doc = concat!("`", $name, "`.")] $variant,)+
-            /// Any other method, by its name.
+            /// Any other method, by its name. Built from a name (`From`, or the parse), it
+            /// never holds the name of a known method.
             Other(String),
         }
 
@@ -68,6 +71,11 @@ methods! {
 }
 
 impl Method {
+    /// Whether `name` is the name of a known method (a variant of its own).
+    pub fn is_known(name: &str) -> bool {
+        Self::known(name).is_some()
+    }
+
     /// Its name, owned: a known method's is copied, any other's given back.
     pub fn into_name(self) -> String {
         match self {
@@ -120,11 +128,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_known_name_is_its_variant_and_reads_back_the_same() {
-        let method = Method::from("resources/templates/list");
-        assert_eq!(method, Method::ResourcesTemplatesList);
-        assert_eq!(method.as_str(), "resources/templates/list");
-        assert_eq!(method.known_name(), Some("resources/templates/list"));
+    fn every_known_name_is_its_own_variant_and_reads_back_the_same() {
+        let known = [
+            ("tools/call", Method::ToolsCall),
+            ("tools/list", Method::ToolsList),
+            ("prompts/get", Method::PromptsGet),
+            ("prompts/list", Method::PromptsList),
+            ("resources/read", Method::ResourcesRead),
+            ("resources/list", Method::ResourcesList),
+            ("resources/templates/list", Method::ResourcesTemplatesList),
+            ("resources/subscribe", Method::ResourcesSubscribe),
+            ("resources/unsubscribe", Method::ResourcesUnsubscribe),
+            ("completion/complete", Method::CompletionComplete),
+            ("server/discover", Method::ServerDiscover),
+            ("subscriptions/listen", Method::SubscriptionsListen),
+            ("initialize", Method::Initialize),
+            ("ping", Method::Ping),
+            ("logging/setLevel", Method::LoggingSetLevel),
+            ("tasks/result", Method::TasksResult),
+            ("tasks/list", Method::TasksList),
+        ];
+        for (name, variant) in known {
+            let method = Method::from(name);
+            assert_eq!(method, variant, "{name}");
+            assert_eq!(method.as_str(), name);
+            assert_eq!(method.known_name(), Some(name));
+            assert!(Method::is_known(name), "{name}");
+            assert_eq!(Method::from(name.to_owned()).into_name(), name);
+        }
     }
 
     #[test]
@@ -133,6 +164,8 @@ mod tests {
         assert_eq!(method, Method::Other("acme/custom".into()));
         assert_eq!(method.as_str(), "acme/custom");
         assert_eq!(method.known_name(), None);
+        assert!(!Method::is_known("acme/custom"));
+        assert_eq!(method.into_name(), "acme/custom");
     }
 
     #[test]

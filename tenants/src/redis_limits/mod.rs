@@ -65,13 +65,11 @@ impl Limiter for RedisLimiter {
         tenant: &str,
         principal: &Principal,
         client: Option<IpAddr>,
-        method: &str,
         tool: Option<&str>,
     ) -> Admission {
         let Some(limits) = self.registry.rate_limits(tenant) else {
             return Admission::Admitted;
         };
-        let tool = tool.filter(|_| method == "tools/call");
         let caller = limits.caller(principal, client);
         let mut applying = limits.applying(&caller, tool).peekable();
         // A tenant that limits only some tools, asked for something else.
@@ -145,9 +143,8 @@ mod tests {
     }
 
     async fn verdict(limiter: &RedisLimiter, tenant: &str, tool: Option<&str>) -> Admission {
-        let method = if tool.is_some() { "tools/call" } else { "ping" };
         let anonymous = Principal::anonymous();
-        match limiter.admit(tenant, &anonymous, None, method, tool) {
+        match limiter.admit(tenant, &anonymous, None, tool) {
             Admission::Pending(verdict) => verdict.await.into(),
             decided => decided,
         }
@@ -198,18 +195,18 @@ mod tests {
         let limiter = RedisLimiter::new(registry, spare.connect().await, RedisFallback::Closed);
         spare.stop();
         let anonymous = Principal::anonymous();
-        for (tenant, method, tool) in [
-            ("free", "tools/call", Some("quiet")),
-            ("acme", "tools/list", None),
-            ("acme", "tools/call", Some("echo")),
+        for (tenant, tool) in [
+            ("free", Some("quiet")),
+            ("acme", None),
+            ("acme", Some("echo")),
         ] {
-            let admission = limiter.admit(tenant, &anonymous, None, method, tool);
+            let admission = limiter.admit(tenant, &anonymous, None, tool);
             assert!(
                 matches!(admission, Admission::Admitted),
-                "{tenant} {method} {tool:?}: {admission:?}"
+                "{tenant} {tool:?}: {admission:?}"
             );
         }
-        let asked = limiter.admit("acme", &anonymous, None, "tools/call", Some("quiet"));
+        let asked = limiter.admit("acme", &anonymous, None, Some("quiet"));
         assert!(matches!(asked, Admission::Pending(_)), "{asked:?}");
     }
 

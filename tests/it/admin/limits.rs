@@ -100,6 +100,12 @@ async fn a_tool_limit_holds_that_tool_only() {
         .send(LAB, &rpc(3, "tools/list", json!({})))
         .await
         .result();
+    // A prompt of the tool's name is not the tool: the spent limit does not hold it.
+    let prompt = server
+        .send(LAB, &rpc(4, "prompts/get", json!({"name": "quiet"})))
+        .await
+        .response();
+    assert_ne!(prompt["error"]["code"], -31429, "{prompt}");
     server.stop().await;
 }
 
