@@ -10,10 +10,13 @@
 //!
 //! Framing is HTTP/1.1's own: a `Content-Length` body or a chunked one; a response that says
 //! `Connection: close` (or a broken, timed-out or refused connection) is not reused, and the
-//! next request opens a new one.
+//! next request opens a new one. So is a connection the server closed while it was idle (its
+//! keep-alive timeout, 5 s for actix-web): one idle for [`PROBE_AFTER_IDLE`] is checked before
+//! it carries a request, so that the request is not written into a closed connection and
+//! reported as the server's failure.
 
 use std::io::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix_web::http::Uri;
 use actix_web::web::Bytes;
@@ -26,6 +29,10 @@ use super::flow::{CheckError, PROTOCOL_VERSION};
 const MAX_HEADERS: usize = 32;
 /// The largest response the driver reads (the same cap `awc` was given).
 const MAX_RESPONSE: usize = 1 << 20;
+/// How long a connection may sit idle before it is checked for the server's close: well
+/// under any keep-alive timeout, and long enough that a busy connection is never checked (a
+/// check is a system call).
+const PROBE_AFTER_IDLE: Duration = Duration::from_millis(500);
 
 /// One client's connection to the endpoint, opened on first use and after any failure.
 pub(crate) struct Connection {
@@ -39,6 +46,8 @@ pub(crate) struct Connection {
     /// The request being written (reused).
     output: Vec<u8>,
     timeout: Duration,
+    /// When the stream's last exchange ended.
+    idle_since: Instant,
 }
 
 impl Connection {
@@ -70,6 +79,7 @@ impl Connection {
             input: Vec::with_capacity(8192),
             output: Vec::with_capacity(1024),
             timeout,
+            idle_since: Instant::now(),
         }
     }
 
@@ -82,7 +92,9 @@ impl Connection {
         let exchanged = tokio::time::timeout(self.timeout, self.exchange(name, body)).await;
         match exchanged {
             Ok(Ok((status, body, reusable))) => {
-                if !reusable {
+                if reusable {
+                    self.idle_since = Instant::now();
+                } else {
                     self.stream = None;
                 }
                 Ok((status, body))
@@ -102,6 +114,14 @@ impl Connection {
     }
 
     async fn exchange(&mut self, name: &str, body: &str) -> Result<(u16, Bytes, bool), String> {
+        let long_idle = || self.idle_since.elapsed() >= PROBE_AFTER_IDLE;
+        if self
+            .stream
+            .as_ref()
+            .is_some_and(|s| long_idle() && !open_and_quiet(s))
+        {
+            self.stream = None;
+        }
         if self.stream.is_none() {
             let address = self.address.as_ref().map_err(Clone::clone)?;
             let stream = TcpStream::connect(address.as_str())
@@ -127,6 +147,15 @@ impl Connection {
         stream.write_all(output).await.map_err(|e| e.to_string())?;
         read_response(stream, input).await
     }
+}
+
+/// Whether an idle connection is still open with nothing to read: not closed by the server
+/// (a read would see its end), reset, or holding bytes no request asked for.
+fn open_and_quiet(stream: &TcpStream) -> bool {
+    matches!(
+        stream.try_read(&mut [0; 1]),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
+    )
 }
 
 /// `http://host:port/path` as the address to connect to, the `Host` header and the path.
@@ -451,6 +480,34 @@ mod tests {
         assert_eq!(c.post("echo", "{}").await.expect("chunked").1, &b"{}"[..]);
         assert_eq!(c.post("echo", "{}").await.expect("sized").1, &b"{}"[..]);
         assert_eq!(seen.borrow().0, 2);
+    }
+
+    #[actix_rt::test]
+    async fn a_connection_the_server_closed_while_idle_is_replaced_before_the_next_request() {
+        // A server that answers one request on each connection and then closes it, saying
+        // nothing: what a keep-alive timeout does to an idle connection.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/t/demo/mcp", listener.local_addr().expect("addr"));
+        let accepted = std::rc::Rc::new(std::cell::Cell::new(0));
+        let count = accepted.clone();
+        actix_rt::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                count.set(count.get() + 1);
+                let mut buf = vec![0; 4096];
+                if socket.read(&mut buf).await.unwrap_or(0) > 0 {
+                    socket.write_all(OK.as_bytes()).await.expect("write");
+                }
+            }
+        });
+        let mut c = Connection::new(&url, None, Duration::from_secs(5));
+        for n in 1..=2 {
+            let (status, _) = c.post("echo", "{}").await.expect("a response");
+            assert_eq!(status, 200, "request {n}");
+            actix_rt::time::sleep(PROBE_AFTER_IDLE + Duration::from_millis(100)).await;
+        }
+        assert_eq!(accepted.get(), 2);
     }
 
     #[actix_rt::test]
