@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let params = vec![("region", HeaderText::Text(&text))];
     let headers = HttpHeaders {
         protocol_version: Some(HeaderText::Text("2026-07-28")),
-        method: Some(HeaderText::Text(&request.method)),
+        method: Some(HeaderText::Text(request.method.as_str())),
         name: Some(HeaderText::Text(&text)),
         params: &params,
     };
