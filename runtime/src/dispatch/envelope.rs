@@ -252,7 +252,7 @@ fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Resu
         }
         Some(_) => {}
     }
-    if let Some(body_name) = name_in_body(&request.method, request.params.as_ref()) {
+    if let Some(body_name) = request.target() {
         let Some(raw) = h.name else {
             return Err(McpError::header_mismatch(format!(
                 "Missing Mcp-Name header for {}",
@@ -267,11 +267,6 @@ fn check_headers(request: &Request, meta: &RequestMeta, h: &HttpHeaders) -> Resu
         }
     }
     Ok(())
-}
-
-/// The body value `Mcp-Name` mirrors, for the methods that require it.
-fn name_in_body<'a>(method: &Method, params: Option<&'a Map<String, Value>>) -> Option<&'a str> {
-    params?.get(method.target_key()?)?.as_str()
 }
 
 /// Decodes a header value: surrounding whitespace is not part of it, and

@@ -228,11 +228,7 @@ fn admit(call: &Call, config: &RuntimeConfig) -> Admission {
         return Admission::Admitted;
     };
     let tool = match call.request.method {
-        Method::ToolsCall => call
-            .request
-            .params
-            .as_ref()
-            .and_then(|p| p.get("name")?.as_str()),
+        Method::ToolsCall => call.request.target(),
         _ => None,
     };
     limiter.admit(call.tenant.slug(), &call.principal, call.client, tool)
@@ -253,20 +249,13 @@ impl<'a> Audit<'a> {
     fn begin(call: &Call, config: &'a RuntimeConfig) -> Option<Audit<'a>> {
         let sink = config.audit.as_deref()?;
         let method = &call.request.method;
-        if !method.may_require_input() {
-            return None;
-        }
-        let field = method.target_key()?;
-        let target = call
-            .request
-            .params
-            .as_ref()
-            .and_then(|p| p.get(field)?.as_str())
-            .map(|t| {
-                call.catalog
-                    .target_name(method, t)
-                    .unwrap_or_else(|| Arc::from(t))
-            });
+        // The three methods with a target are the audited ones.
+        method.target_key()?;
+        let target = call.request.target().map(|t| {
+            call.catalog
+                .target_name(method, t)
+                .unwrap_or_else(|| Arc::from(t))
+        });
         Some(Audit {
             sink,
             method: method.known_name()?,

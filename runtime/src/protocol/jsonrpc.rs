@@ -60,6 +60,15 @@ pub struct Request {
 }
 
 impl Request {
+    /// What it targets, when its method has a target (`Method::target_key`) and `params`
+    /// names it with a string: the tool or prompt name, or the resource URI.
+    pub fn target(&self) -> Option<&str> {
+        self.params
+            .as_ref()?
+            .get(self.method.target_key()?)?
+            .as_str()
+    }
+
     /// Whether it carries the modern envelope (a `_meta` protocol version, read aside or
     /// not): the one fact that sends it down the stateless path, whatever else it carries.
     pub fn is_modern(&self) -> bool {
@@ -864,6 +873,31 @@ mod tests {
             Ok(Incoming::Request(r)) => r,
             other => panic!("not a request: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_requests_target_is_the_string_its_methods_target_key_names() {
+        let target = |method: &str, params: &str| {
+            let body =
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
+            request(&body).target().map(str::to_owned)
+        };
+        assert_eq!(
+            target("tools/call", r#"{"name":"echo"}"#).as_deref(),
+            Some("echo")
+        );
+        assert_eq!(
+            target("prompts/get", r#"{"name":"greet"}"#).as_deref(),
+            Some("greet")
+        );
+        assert_eq!(
+            target("resources/read", r#"{"uri":"a://b","name":"n"}"#).as_deref(),
+            Some("a://b")
+        );
+        assert_eq!(target("tools/list", r#"{"name":"echo"}"#), None);
+        assert_eq!(target("acme/custom", r#"{"name":"echo"}"#), None);
+        assert_eq!(target("tools/call", r#"{"name":7}"#), None);
+        assert_eq!(target("tools/call", "{}"), None);
     }
 
     #[test]
