@@ -26,7 +26,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 RT_BIN=${ROUNDTRIP_BIN:-$ROOT/target/release/roundtrip}
-HARNESS=$(cd "${HARNESS:-$ROOT/../shared/bench/peers}" && pwd)
+HARNESS=${HARNESS:-$ROOT/../shared/bench/peers}
 N=${N:-1000000}
 PORT=${PORT:-3199}
 TOOL=test_input_required_result_request_state
@@ -35,7 +35,8 @@ for tool in wrk jq curl taskset; do
   command -v "$tool" >/dev/null || { log "$tool is required (bench/install-tools.sh installs wrk)"; exit 1; }
 done
 [[ -x $RT_BIN ]] || { log "no roundtrip binary at $RT_BIN (set ROUNDTRIP_BIN)"; exit 1; }
-[[ -f $HARNESS/mrtr_sealed.lua ]] || { log "no wrk harness at $HARNESS"; exit 1; }
+[[ -f $HARNESS/mrtr_sealed.lua ]] || { log "no wrk harness at $HARNESS (set HARNESS)"; exit 1; }
+HARNESS=$(cd "$HARNESS" && pwd)
 
 WORK=$(mktemp -d)
 SERVER=
