@@ -2,6 +2,7 @@
 //! recorded, and a closure decides each reply. actix-web on port 0, stopped on drop.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -78,9 +79,18 @@ impl Reply {
 
 type Script = dyn Fn(&Seen) -> Reply + Send + Sync;
 
+/// How many scripted servers this test process has started: each one's endpoint path is its
+/// own (`/s{n}/mcp`). The client caches the era it found per origin and path for the whole
+/// process, and the OS hands a closed server's port to the next one, so two tests' servers
+/// must never share an endpoint: a test would otherwise inherit the era an earlier one found.
+static STARTED: AtomicUsize = AtomicUsize::new(0);
+
 /// A running scripted server.
 pub(crate) struct Scripted {
+    /// Its endpoint, unique in the process.
     pub(crate) url: String,
+    /// `http://host:port`.
+    origin: String,
     seen: Arc<Mutex<Vec<Seen>>>,
     handle: ServerHandle,
 }
@@ -131,17 +141,20 @@ impl Scripted {
         let server = server.run();
         let handle = server.handle();
         actix_web::rt::spawn(server);
+        let origin = format!("http://{addr}");
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
         Scripted {
-            url: format!("http://{addr}/mcp"),
+            url: format!("{origin}/s{n}/mcp"),
+            origin,
             seen,
             handle,
         }
     }
 
-    /// The server's origin and `path` as a URL (`url` is the one at `/mcp`).
+    /// The server's origin and `path` as a URL: a test that picks its own paths must pick
+    /// ones no other test uses (see [`STARTED`]).
     pub(crate) fn url_at(&self, path: &str) -> String {
-        let origin = self.url.trim_end_matches("/mcp");
-        format!("{origin}{path}")
+        format!("{}{path}", self.origin)
     }
 
     /// Every request so far.
@@ -179,4 +192,14 @@ pub(crate) fn initialized(version: &str) -> Value {
 /// A complete tools/call result with `text`.
 pub(crate) fn text_result(text: &str) -> Value {
     json!({"resultType": "complete", "content": [{"type": "text", "text": text}]})
+}
+
+#[actix_web::test]
+async fn two_scripted_servers_never_share_an_endpoint() {
+    let (first, second) = (
+        Scripted::start(|_| Reply::empty(204)).await,
+        Scripted::start(|_| Reply::empty(204)).await,
+    );
+    let path = |server: &Scripted| server.url[server.origin.len()..].to_owned();
+    assert_ne!(path(&first), path(&second));
 }
