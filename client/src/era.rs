@@ -14,7 +14,10 @@
 //!
 //! On HTTP the outcome is cached for the process, per origin and path, so the next client of
 //! the same endpoint skips the probe. This is the crate's one global: a map behind a mutex,
-//! written only by a successful detection. Forcing an era skips both probe and cache.
+//! written only by a successful detection. A cached legacy endpoint whose `initialize` is
+//! answered as no legacy server would (an HTTP 400, 404 or 405, a JSON-RPC error, a malformed
+//! result or a version we do not speak) may have been upgraded since: its entry is dropped and
+//! the endpoint probed again, once. Forcing an era skips both probe and cache.
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
@@ -48,6 +51,26 @@ fn remember(key: &str, era: Era, version: ProtocolVersion) {
         .insert(key.to_owned(), (era, version));
 }
 
+fn forget(key: &str) {
+    ERAS.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+}
+
+/// Whether a failed `initialize` says the endpoint may no longer speak the legacy era: an
+/// answer no legacy server gives. Refused credentials, a network failure or a timeout say
+/// nothing of the era.
+fn may_have_changed_era(error: &Error) -> bool {
+    matches!(
+        error,
+        Error::Http {
+            status: 400 | 404 | 405,
+            ..
+        } | Error::Rpc { .. }
+            | Error::Malformed { .. }
+            | Error::StreamEnded { .. }
+            | Error::NoSharedVersion { .. }
+    )
+}
+
 /// The cache key of an HTTP endpoint: its origin and path, without query or fragment.
 pub(crate) fn cache_key(url: &reqwest::Url) -> String {
     let host = url.host_str().unwrap_or_default();
@@ -70,14 +93,17 @@ pub(crate) async fn detect(
     cache: Option<&str>,
     probe_timeout: Duration,
 ) -> Result<(), Error> {
-    if let Some((era, version)) = cache.and_then(cached) {
-        return match era {
+    if let Some((key, (era, version))) = cache.and_then(|key| Some((key, cached(key)?))) {
+        match era {
             Era::Modern => {
                 modern(session, version, None);
-                Ok(())
+                return Ok(());
             }
-            Era::Legacy => initialize(session).await,
-        };
+            Era::Legacy => match initialize(session).await {
+                Err(e) if may_have_changed_era(&e) => forget(key),
+                set_up => return set_up,
+            },
+        }
     }
     match probe(session, probe_timeout).await? {
         Probed::Modern(version, discovered) => {

@@ -2,7 +2,8 @@
 //! makes of each kind of answer (over stdio, of none), the per-endpoint cache, and forced
 //! eras.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use roundtrip_client::{Client, Era, EraChoice, Error, ProtocolVersion};
@@ -288,6 +289,86 @@ async fn two_paths_on_one_origin_are_cached_apart() {
         "each path probed once, then read from its own cache entry"
     );
     assert_eq!(server.calls("initialize").len(), 2, "legacy twice");
+}
+
+/// A server that speaks only the legacy era until `switched` is set, then answers with `then`.
+async fn legacy_until(
+    switched: &Arc<AtomicBool>,
+    then: impl Fn(&Seen) -> Reply + Send + Sync + 'static,
+) -> Scripted {
+    let switched = switched.clone();
+    Scripted::start(move |seen| {
+        if switched.load(Ordering::SeqCst) {
+            return then(seen);
+        }
+        match seen.method() {
+            "server/discover" => Reply::error(
+                seen,
+                404,
+                json!({"code": -32601, "message": "Method not found"}),
+            ),
+            "initialize" => Reply::result(seen, initialized("2025-11-25")),
+            "notifications/initialized" => Reply::empty(202),
+            _ => Reply::result(seen, json!({"tools": []})),
+        }
+    })
+    .await
+}
+
+#[actix_web::test]
+async fn a_cached_legacy_endpoint_whose_initialize_is_refused_is_probed_again() {
+    let upgraded = Arc::new(AtomicBool::new(false));
+    let server = legacy_until(&upgraded, |seen| match seen.method() {
+        "server/discover" => Reply::result(seen, discovered(&["2026-07-28"])),
+        "initialize" => Reply::error(
+            seen,
+            400,
+            json!({"code": -32601, "message": "Method not found"}),
+        ),
+        _ => Reply::result(seen, json!({"resultType": "complete", "tools": []})),
+    })
+    .await;
+    assert_eq!(connect(&server).await.expect("connects").era(), Era::Legacy);
+    upgraded.store(true, Ordering::SeqCst);
+    let client = connect(&server).await.expect("connects after the upgrade");
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(
+        methods(&server),
+        [
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "initialize",
+            "server/discover"
+        ],
+        "the cached era tried once, then a probe"
+    );
+    assert_eq!(
+        connect(&server).await.expect("connects").era(),
+        Era::Modern,
+        "the new era is cached"
+    );
+    assert_eq!(server.calls("server/discover").len(), 2);
+}
+
+#[actix_web::test]
+async fn a_cached_legacy_endpoint_that_refuses_credentials_keeps_its_era() {
+    let refusing = Arc::new(AtomicBool::new(false));
+    let server = legacy_until(&refusing, |_| Reply::empty(401)).await;
+    assert_eq!(connect(&server).await.expect("connects").era(), Era::Legacy);
+    refusing.store(true, Ordering::SeqCst);
+    let err = connect(&server).await.expect_err("refused");
+    assert!(
+        matches!(err, Error::Unauthorized { status: 401, .. }),
+        "{err:?}"
+    );
+    refusing.store(false, Ordering::SeqCst);
+    assert_eq!(connect(&server).await.expect("connects").era(), Era::Legacy);
+    assert_eq!(
+        server.calls("server/discover").len(),
+        1,
+        "a 401 says nothing of the era: the cached one stays"
+    );
 }
 
 /// A stdio server that never answers `server/discover` and answers `initialize` at
