@@ -55,20 +55,26 @@ fn forget(key: &str) {
     ERAS.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
 }
 
-/// Whether a failed `initialize` says the endpoint may no longer speak the legacy era: an
-/// answer no legacy server gives. Refused credentials, a network failure or a timeout say
-/// nothing of the era.
-fn may_have_changed_era(error: &Error) -> bool {
+/// Whether a failed exchange got no answer of the era it was sent in: an HTTP 400, 404 or 405
+/// without a JSON-RPC body, a body that is not one, or a stream that ended without one. A
+/// probe reads it as legacy; a cached legacy endpoint's `initialize` as a change of era.
+/// Refused credentials, a network failure or a timeout say nothing of the era.
+fn no_answer_of_this_era(error: &Error) -> bool {
     matches!(
         error,
         Error::Http {
             status: 400 | 404 | 405,
             ..
-        } | Error::Rpc { .. }
-            | Error::Malformed { .. }
+        } | Error::Malformed { .. }
             | Error::StreamEnded { .. }
-            | Error::NoSharedVersion { .. }
     )
+}
+
+/// Whether a failed `initialize` says the endpoint may no longer speak the legacy era: no
+/// legacy answer, a JSON-RPC error, or a version we do not speak.
+fn may_have_changed_era(error: &Error) -> bool {
+    no_answer_of_this_era(error)
+        || matches!(error, Error::Rpc { .. } | Error::NoSharedVersion { .. })
 }
 
 /// The cache key of an HTTP endpoint: its origin and path, without query or fragment.
@@ -93,16 +99,17 @@ pub(crate) async fn detect(
     cache: Option<&str>,
     probe_timeout: Duration,
 ) -> Result<(), Error> {
-    if let Some((key, (era, version))) = cache.and_then(|key| Some((key, cached(key)?))) {
-        match era {
-            Era::Modern => {
+    if let Some(key) = cache {
+        match cached(key) {
+            Some((Era::Modern, version)) => {
                 modern(session, version, None);
                 return Ok(());
             }
-            Era::Legacy => match initialize(session).await {
+            Some((Era::Legacy, _)) => match initialize(session).await {
                 Err(e) if may_have_changed_era(&e) => forget(key),
                 set_up => return set_up,
             },
+            None => {}
         }
     }
     match probe(session, probe_timeout).await? {
@@ -173,11 +180,7 @@ async fn probe(session: &Session, probe_timeout: Duration) -> Result<Probed, Err
                 }
             }
             Ok(Err(_)) => return Ok(Probed::Legacy),
-            Err(Error::Http {
-                status: 400 | 404 | 405,
-                ..
-            }) => return Ok(Probed::Legacy),
-            Err(Error::Malformed { .. } | Error::StreamEnded { .. }) => return Ok(Probed::Legacy),
+            Err(e) if no_answer_of_this_era(&e) => return Ok(Probed::Legacy),
             Err(e) => return Err(e),
         }
     }

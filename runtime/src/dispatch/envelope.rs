@@ -208,15 +208,16 @@ fn check_tool_param_headers(request: &Request, http: HttpCheck<'_>) -> Result<()
     if !http.catalog.mirrors_params() {
         return Ok(());
     }
-    let params = request.params.as_ref();
-    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+    let Some(name) = request.target() else {
         return Ok(());
     };
     let header_params = http.catalog.header_params(name);
     if header_params.is_empty() {
         return Ok(());
     }
-    let args = params
+    let args = request
+        .params
+        .as_ref()
         .and_then(|p| p.get("arguments"))
         .and_then(Value::as_object);
     check_param_headers(header_params, args, http.headers)
