@@ -26,6 +26,7 @@ mod limits;
 mod live_change;
 mod malformed;
 mod mrtr;
+mod readme;
 mod replay;
 mod sealing;
 mod stamping;
