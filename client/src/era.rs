@@ -20,7 +20,7 @@
 //! the endpoint probed again, once. Forcing an era skips both probe and cache.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{LazyLock, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -37,22 +37,23 @@ use crate::session::{ServerInfo, Session, Wire};
 static ERAS: LazyLock<Mutex<HashMap<String, (Era, ProtocolVersion)>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
+/// The cache, locked. A lookup, insert or removal cannot leave the map half-changed, so a
+/// poisoned lock is taken as it is.
+fn eras() -> MutexGuard<'static, HashMap<String, (Era, ProtocolVersion)>> {
+    ERAS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// The cached era of the endpoint `key`.
 pub(crate) fn cached(key: &str) -> Option<(Era, ProtocolVersion)> {
-    ERAS.lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(key)
-        .copied()
+    eras().get(key).copied()
 }
 
 fn remember(key: &str, era: Era, version: ProtocolVersion) {
-    ERAS.lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(key.to_owned(), (era, version));
+    eras().insert(key.to_owned(), (era, version));
 }
 
 fn forget(key: &str) {
-    ERAS.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+    eras().remove(key);
 }
 
 /// Whether a failed exchange got no answer of the era it was sent in: an HTTP 400, 404 or 405
