@@ -67,10 +67,7 @@ $servers    keepalive 64;
 CONF
   "$NGINX" -c "$SCRATCH/$name/nginx.conf" -p "$SCRATCH/$name" 2>"$SCRATCH/$name/start.log" &
   PIDS+=("$!")
-  for _ in $(seq 1 100); do
-    curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
-    sleep 0.1
-  done
+  wait_healthz "$port" && return 0
   echo "nginx $name did not start: $(cat "$SCRATCH/$name/start.log")" >&2
   exit 1
 }

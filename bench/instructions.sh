@@ -40,6 +40,8 @@ DURATION=${DURATION:-5s}
 CONNS=${CONNS:-4}
 KEY=bench-key
 log() { printf '%s\n' "$*" >&2; }
+# shellcheck source=bench/lib/healthz.sh
+source "$HERE/lib/healthz.sh"
 for tool in valgrind callgrind_control callgrind_annotate jq; do
   command -v "$tool" >/dev/null || { log "$tool is required"; exit 1; }
 done
@@ -121,10 +123,7 @@ count_wrk() {
   fi
   under_callgrind "$name" "$RT_BIN" serve --listen 127.0.0.1:$port --workers 1
   vp=$!
-  for _ in $(seq 120); do
-    curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && break
-    sleep 0.5
-  done
+  wait_healthz "$port" 120 0.5 || { log "!! $name did not start on port $port"; exit 1; }
   env "${drive[@]}" wrk -t1 -c"$CONNS" -d2s -s "$lua" "$url" > /dev/null
   callgrind_control -i on "$vp" > /dev/null
   env "${drive[@]}" wrk -t1 -c"$CONNS" -d"$DURATION" -s "$lua" "$url" > "$OUT/$name.wrk.txt"

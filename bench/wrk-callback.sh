@@ -37,6 +37,8 @@ done
 [[ -x $RT_BIN ]] || { log "no roundtrip binary at $RT_BIN (set ROUNDTRIP_BIN)"; exit 1; }
 [[ -f $HARNESS/mrtr_sealed.lua ]] || { log "no wrk harness at $HARNESS (set HARNESS)"; exit 1; }
 HARNESS=$(cd "$HARNESS" && pwd)
+# shellcheck source=bench/lib/healthz.sh
+source "$HERE/lib/healthz.sh"
 
 WORK=$(mktemp -d)
 SERVER=
@@ -49,12 +51,7 @@ trap cleanup EXIT
 (cd "$WORK" && exec env ROUNDTRIP_DEMO_API_KEY=bench-key taskset -c 0 "$RT_BIN" serve \
   --listen "127.0.0.1:$PORT" > "$WORK/server.log" 2>&1) &
 SERVER=$!
-for _ in $(seq 100); do
-  curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && break
-  sleep 0.1
-done
-curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" \
-  || { log "roundtrip did not start on port $PORT: $(tail -3 "$WORK/server.log")"; exit 1; }
+wait_healthz "$PORT" || { log "roundtrip did not start on port $PORT: $(tail -3 "$WORK/server.log")"; exit 1; }
 URL=http://127.0.0.1:$PORT/t/conformance/mcp
 post() {
   curl -sf "$URL" -H 'Content-Type: application/json' \

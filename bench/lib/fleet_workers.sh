@@ -3,7 +3,8 @@
 # key, `bench-key`, and master key), and what stops them.
 #
 # Needs BIN and REDIS_URL; sets SCRATCH (removed at exit), PIDS (stopped at exit) and
-# WORKERS (their ports); `free_port` prints a free TCP port.
+# WORKERS (their ports); `free_port` prints a free TCP port, and `wait_healthz` (lib/healthz.sh)
+# waits for a server.
 
 SCRATCH=$(mktemp -d /tmp/roundtrip-bench-fleet.XXXXXX)
 PIDS=()
@@ -13,6 +14,8 @@ cleanup() {
   rm -rf "$SCRATCH"
 }
 trap cleanup EXIT
+# shellcheck source=bench/lib/healthz.sh
+source "$(dirname "${BASH_SOURCE[0]}")/healthz.sh"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 start_workers() {
@@ -29,10 +32,8 @@ start_workers() {
       "$BIN" serve --listen "127.0.0.1:$port" --workers 1 >"$SCRATCH/w$i.log" 2>&1 &
     PIDS+=("$!")
   done
-  for port in "${WORKERS[@]}"; do
-    for _ in $(seq 1 100); do
-      curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-      sleep 0.1
-    done
+  for i in "${!WORKERS[@]}"; do
+    wait_healthz "${WORKERS[$i]}" ||
+      { echo "worker $i did not start: $(tail -3 "$SCRATCH/w$i.log")" >&2; exit 1; }
   done
 }
