@@ -67,7 +67,7 @@ fn run(script: &str, serve: &Serve) -> String {
     let output = Command::new("bash")
         .args(["-c", &script])
         .output()
-        .expect("bash runs (and curl is installed)");
+        .expect("bash runs");
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
