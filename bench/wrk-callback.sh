@@ -34,11 +34,11 @@ log() { printf '%s\n' "$*" >&2; }
 for tool in wrk jq curl taskset; do
   command -v "$tool" >/dev/null || { log "$tool is required (bench/install-tools.sh installs wrk)"; exit 1; }
 done
-[[ -x $RT_BIN ]] || { log "no roundtrip binary at $RT_BIN (set ROUNDTRIP_BIN)"; exit 1; }
-[[ -f $HARNESS/mrtr_sealed.lua ]] || { log "no wrk harness at $HARNESS (set HARNESS)"; exit 1; }
-HARNESS=$(cd "$HARNESS" && pwd)
 # shellcheck source=bench/lib/healthz.sh
 source "$HERE/lib/healthz.sh"
+# shellcheck source=bench/lib/roundtrip_server.sh
+source "$HERE/lib/roundtrip_server.sh"
+check_harness || exit 1
 
 WORK=$(mktemp -d)
 SERVER=
@@ -48,10 +48,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-(cd "$WORK" && exec env ROUNDTRIP_DEMO_API_KEY=bench-key taskset -c 0 "$RT_BIN" serve \
-  --listen "127.0.0.1:$PORT" > "$WORK/server.log" 2>&1) &
-SERVER=$!
-wait_healthz "$PORT" || { log "roundtrip did not start on port $PORT: $(tail -3 "$WORK/server.log")"; exit 1; }
+start_roundtrip "$WORK" "$PORT" || exit 1
 URL=http://127.0.0.1:$PORT/t/conformance/mcp
 post() {
   curl -sf "$URL" -H 'Content-Type: application/json' \
@@ -61,7 +58,7 @@ post() {
 post "$HARNESS/body_mrtr_state_round1.json" > "$WORK/response1.json"
 STATE=$(jq -er '.result.requestState' "$WORK/response1.json")
 KEY=$(jq -er '.result.inputRequests | keys[0]' "$WORK/response1.json")
-sed "s/STATE/$STATE/; s/KEY/$KEY/" "$HARNESS/body_mrtr_state_round2.json" > "$WORK/round2.json"
+sed "s/KEY/$KEY/; s/STATE/$STATE/" "$HARNESS/body_mrtr_state_round2.json" > "$WORK/round2.json"
 post "$WORK/round2.json" > "$WORK/response2.json"
 jq -e '.result.resultType == "complete"' "$WORK/response2.json" > /dev/null \
   || { log "round 2 did not complete: $(cat "$WORK/response2.json")"; exit 1; }
