@@ -121,6 +121,7 @@ count_wrk() {
       MCP_NAME=test_input_required_result_request_state
       EXPECT1='"resultType":"input_required"' EXPECT2='"resultType":"complete"')
   fi
+  ! answers_healthz "$port" || { log "!! port $port is taken by another server"; exit 1; }
   under_callgrind "$name" "$RT_BIN" serve --listen 127.0.0.1:$port --workers 1
   vp=$!
   wait_healthz "$port" 120 0.5 || { log "!! $name did not start on port $port"; exit 1; }

@@ -40,15 +40,7 @@ source "$HERE/lib/healthz.sh"
 source "$HERE/lib/roundtrip_server.sh"
 check_harness || exit 1
 
-WORK=$(mktemp -d)
-SERVER=
-cleanup() {
-  [[ -n $SERVER ]] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-start_roundtrip "$WORK" "$PORT" || exit 1
+start_roundtrip "$PORT" || exit 1
 URL=http://127.0.0.1:$PORT/t/conformance/mcp
 post() {
   curl -sf "$URL" -H 'Content-Type: application/json' \

@@ -41,16 +41,7 @@ source "$HERE/lib/healthz.sh"
 source "$HERE/lib/roundtrip_server.sh"
 check_harness || exit 1
 
-WORK=$(mktemp -d)
-SERVER=
-KEEP=
-cleanup() {
-  [[ -n $SERVER ]] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
-  [[ -n $KEEP ]] || rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-start_roundtrip "$WORK" "$PORT" --workers 1 || exit 1
+start_roundtrip "$PORT" --workers 1 || exit 1
 BASE=http://127.0.0.1:$PORT
 
 # drive ROW SECONDS: one wrk run of ROW (echo or sealed), as the harness drives it: wrk's
@@ -84,7 +75,7 @@ for round in $(seq "$ROUNDS"); do
     drive "$row" "$DURATION" > "$WORK/wrk.txt"
     ticks1=$(server_ticks) sleeps1=$(server_sleeps)
     if grep -q 'Non-2xx' "$WORK/wrk.txt"; then
-      KEEP=1
+      KEEP_WORK=1
       log "!! $row, round $round: $(grep 'Non-2xx' "$WORK/wrk.txt"); the server's log: $WORK/server.log"
       exit 1
     fi

@@ -5,8 +5,15 @@
 wait_healthz() {
   local port=$1 tries=${2:-100} pause=${3:-0.1}
   for _ in $(seq "$tries"); do
-    curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && return 0
+    answers_healthz "$port" && return 0
     sleep "$pause"
   done
   return 1
+}
+
+# answers_healthz PORT: whether 127.0.0.1:PORT answers GET /healthz with a 2xx now. Asked
+# before a server is started on PORT as well: a stale server's answer would pass wait_healthz
+# for the new one, which then fails to bind and is never measured.
+answers_healthz() {
+  curl -fs -o /dev/null "http://127.0.0.1:$1/healthz"
 }

@@ -1,6 +1,19 @@
 # Sourced by the bench scripts that run one `roundtrip serve` against the wrk harness's own
 # scripts and bodies (wrk-callback.sh, wrk-rows.sh). Uses RT_BIN and HARNESS, and log() and
 # wait_healthz (bench/lib/healthz.sh) of the script that sources it.
+#
+# Sets WORK, a scratch directory for the script (and the server's store and log), and SERVER,
+# the server's pid once started; at exit the server is stopped and WORK removed, unless the
+# script has set KEEP_WORK (to keep the server's log for a look).
+
+WORK=$(mktemp -d)
+SERVER=
+KEEP_WORK=
+stop_roundtrip() {
+  [[ -n $SERVER ]] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null
+  [[ -n $KEEP_WORK ]] || rm -rf "$WORK"
+}
+trap stop_roundtrip EXIT
 
 # The demo tenant's API key the server is started with.
 BENCH_KEY=bench-key
@@ -13,18 +26,19 @@ check_harness() {
   HARNESS=$(cd "$HARNESS" && pwd)
 }
 
-# start_roundtrip DIR PORT [SERVE_ARG...]: starts `roundtrip serve` on CPU 0, as the harness
-# does, with the demo key BENCH_KEY, its store in DIR and its log in DIR/server.log,
-# listening on 127.0.0.1:PORT; sets SERVER to its pid. Fails, with the log's last lines,
-# if it does not answer /healthz.
+# start_roundtrip PORT [SERVE_ARG...]: starts `roundtrip serve` on CPU 0, as the harness does,
+# with the demo key BENCH_KEY, its store in WORK and its log in WORK/server.log, listening on
+# 127.0.0.1:PORT; sets SERVER to its pid. Fails if something already answers on PORT, or, with the log's last lines, if the server does
+# not answer /healthz.
 start_roundtrip() {
-  local dir=$1 port=$2
-  shift 2
-  (cd "$dir" && exec env ROUNDTRIP_DEMO_API_KEY="$BENCH_KEY" taskset -c 0 "$RT_BIN" serve \
-    --listen "127.0.0.1:$port" "$@" > "$dir/server.log" 2>&1) &
+  local port=$1
+  shift
+  ! answers_healthz "$port" || { log "port $port is taken by another server (set PORT)"; return 1; }
+  (cd "$WORK" && exec env ROUNDTRIP_DEMO_API_KEY="$BENCH_KEY" taskset -c 0 "$RT_BIN" serve \
+    --listen "127.0.0.1:$port" "$@" > "$WORK/server.log" 2>&1) &
   SERVER=$!
   wait_healthz "$port" || {
-    log "roundtrip did not start on port $port: $(tail -3 "$dir/server.log")"
+    log "roundtrip did not start on port $port: $(tail -3 "$WORK/server.log")"
     return 1
   }
 }
