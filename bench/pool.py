@@ -35,6 +35,14 @@ ROLES = {
 RESAMPLES = 2000
 
 
+def measured(rps, cpu_us):
+    """One row's (req/s, server CPU µs a request); both must be positive numbers."""
+    rps, cpu_us = float(rps), float(cpu_us)
+    if not (rps > 0 and cpu_us > 0):
+        raise ValueError(f"req/s {rps} and CPU {cpu_us} µs a request must be positive")
+    return rps, cpu_us
+
+
 def rounds_of_peers(path):
     """Each round of a peers.sh summary: role -> (req/s, server CPU µs a request)."""
     runs = {t["target"]: t["runs"] for t in json.loads(path.read_text())["targets"]}
@@ -43,7 +51,7 @@ def rounds_of_peers(path):
         return []
     rows = zip(*(runs[name] for name in names.values()))
     return [
-        {role: (r["rps"], r["server_cpu_us_per_request"]) for role, r in zip(names, row)}
+        {role: measured(r["rps"], r["server_cpu_us_per_request"]) for role, r in zip(names, row)}
         for row in rows
     ]
 
@@ -53,9 +61,8 @@ def rounds_of_wrk(path):
     by_round = {}
     with path.open(newline="") as f:
         for row in csv.DictReader(f, delimiter="\t"):
-            by_round.setdefault(row["round"], {})[row["target"]] = (
-                float(row["rps"]),
-                float(row["cpu_us_per_req"]),
+            by_round.setdefault(row["round"], {})[row["target"]] = measured(
+                row["rps"], row["cpu_us_per_req"]
             )
     names = ROLES["wrk"]
     return [
@@ -73,11 +80,14 @@ def read_run(arg):
         if not found:
             sys.exit(f"{arg}: no summary.json (peers.sh) or runs.tsv (wrk harness) in it")
         path = found[0]
-    if path.suffix == ".json":
-        return "peers.sh", rounds_of_peers(path)
-    if path.suffix == ".tsv":
-        return "wrk", rounds_of_wrk(path)
-    sys.exit(f"{arg}: not a peers.sh summary.json or a wrk harness runs.tsv")
+    readers = {".json": ("peers.sh", rounds_of_peers), ".tsv": ("wrk", rounds_of_wrk)}
+    if path.suffix not in readers:
+        sys.exit(f"{arg}: not a peers.sh summary.json or a wrk harness runs.tsv")
+    harness, read = readers[path.suffix]
+    try:
+        return harness, read(path)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"{arg}: not a readable {harness} run ({type(e).__name__}: {e})")
 
 
 def median_interval(values, rng):
