@@ -63,11 +63,14 @@ fi
 [[ -z $BASE_BIN || -x $BASE_BIN ]] || { log "BASE_BIN=$BASE_BIN is not an executable"; exit 1; }
 OUT=$(mktemp -d)
 
-# under_callgrind NAME ARGV...: starts ARGV in the background under callgrind, instrumentation
-# off, as `serve` starts by default (its own store, the demo key); $! is its pid.
+# under_callgrind NAME PORT ARGV...: starts ARGV, which listens on PORT, in the background under
+# callgrind, instrumentation off, as `serve` starts by default (its own store, the demo key); $!
+# is its pid. Stops the script if something already listens on PORT: it would be counted, or
+# answer, in the new server's place.
 under_callgrind() {
-  local name=$1
-  shift
+  local name=$1 port=$2
+  shift 2
+  ! port_taken "$port" || { log "!! port $port is taken by another server"; exit 1; }
   env ROUNDTRIP_DEMO_API_KEY=$KEY ROUNDTRIP_DATA_DIR="$OUT/data-$name" ${LOG:+ROUNDTRIP_LOG=$LOG} \
     valgrind --tool=callgrind --instr-atstart=no \
     --callgrind-out-file="$OUT/$name.cg" "$@" > "$OUT/$name.log" 2>&1 &
@@ -78,7 +81,7 @@ count() {
   local name=$1 port=$2 path=$3 mode=$4 vp url _
   shift 4
   url=http://127.0.0.1:$port$path
-  under_callgrind "$name" "$@"
+  under_callgrind "$name" "$port" "$@"
   vp=$!
   for _ in $(seq 120); do
     "$RT_BIN" bench --url "$url" --key $KEY --mode "$mode" -c 1 --duration 100ms --warmup 0s \
@@ -121,8 +124,7 @@ count_wrk() {
       MCP_NAME=test_input_required_result_request_state
       EXPECT1='"resultType":"input_required"' EXPECT2='"resultType":"complete"')
   fi
-  ! answers_healthz "$port" || { log "!! port $port is taken by another server"; exit 1; }
-  under_callgrind "$name" "$RT_BIN" serve --listen 127.0.0.1:$port --workers 1
+  under_callgrind "$name" "$port" "$RT_BIN" serve --listen 127.0.0.1:$port --workers 1
   vp=$!
   wait_healthz "$port" 120 0.5 || { log "!! $name did not start on port $port"; exit 1; }
   env "${drive[@]}" wrk -t1 -c"$CONNS" -d2s -s "$lua" "$url" > /dev/null

@@ -35,8 +35,6 @@ log() { printf '%s\n' "$*" >&2; }
 for tool in wrk taskset curl bc getconf; do
   command -v "$tool" >/dev/null || { log "$tool is required (bench/install-tools.sh installs wrk)"; exit 1; }
 done
-# shellcheck source=bench/lib/healthz.sh
-source "$HERE/lib/healthz.sh"
 # shellcheck source=bench/lib/roundtrip_server.sh
 source "$HERE/lib/roundtrip_server.sh"
 check_harness || exit 1

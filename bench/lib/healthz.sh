@@ -5,15 +5,15 @@
 wait_healthz() {
   local port=$1 tries=${2:-100} pause=${3:-0.1}
   for _ in $(seq "$tries"); do
-    answers_healthz "$port" && return 0
+    curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && return 0
     sleep "$pause"
   done
   return 1
 }
 
-# answers_healthz PORT: whether 127.0.0.1:PORT answers GET /healthz with a 2xx now. Asked
-# before a server is started on PORT as well: a stale server's answer would pass wait_healthz
-# for the new one, which then fails to bind and is never measured.
-answers_healthz() {
-  curl -fs -o /dev/null "http://127.0.0.1:$1/healthz"
+# port_taken PORT: whether something already listens on 127.0.0.1:PORT (a connection to it
+# opens). Asked before a server is started on PORT: a stale server there would answer in the
+# new one's place (its /healthz would pass wait_healthz) while the new one fails to bind.
+port_taken() {
+  (exec 3<> "/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }

@@ -1,10 +1,13 @@
 # Sourced by the bench scripts that run one `roundtrip serve` against the wrk harness's own
-# scripts and bodies (wrk-callback.sh, wrk-rows.sh). Uses RT_BIN and HARNESS, and log() and
-# wait_healthz (bench/lib/healthz.sh) of the script that sources it.
+# scripts and bodies (wrk-callback.sh, wrk-rows.sh). Uses RT_BIN, HARNESS and log() of the
+# script that sources it, and sources bench/lib/healthz.sh itself.
 #
 # Sets WORK, a scratch directory for the script (and the server's store and log), and SERVER,
 # the server's pid once started; at exit the server is stopped and WORK removed, unless the
 # script has set KEEP_WORK (to keep the server's log for a look).
+
+# shellcheck source=bench/lib/healthz.sh
+source "$(dirname "${BASH_SOURCE[0]}")/healthz.sh"
 
 WORK=$(mktemp -d)
 SERVER=
@@ -28,12 +31,12 @@ check_harness() {
 
 # start_roundtrip PORT [SERVE_ARG...]: starts `roundtrip serve` on CPU 0, as the harness does,
 # with the demo key BENCH_KEY, its store in WORK and its log in WORK/server.log, listening on
-# 127.0.0.1:PORT; sets SERVER to its pid. Fails if something already answers on PORT, or, with the log's last lines, if the server does
-# not answer /healthz.
+# 127.0.0.1:PORT; sets SERVER to its pid. Fails if something already listens on PORT, or, with
+# the log's last lines, if the server does not answer /healthz.
 start_roundtrip() {
   local port=$1
   shift
-  ! answers_healthz "$port" || { log "port $port is taken by another server (set PORT)"; return 1; }
+  ! port_taken "$port" || { log "port $port is taken by another server (set PORT)"; return 1; }
   (cd "$WORK" && exec env ROUNDTRIP_DEMO_API_KEY="$BENCH_KEY" taskset -c 0 "$RT_BIN" serve \
     --listen "127.0.0.1:$port" "$@" > "$WORK/server.log" 2>&1) &
   SERVER=$!
